@@ -1,0 +1,105 @@
+// The expression tree: what the parser builds from the text of `where`, `select`, `group_by`
+// and span keys. The checker annotates it in place (types, resolved names).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "compiler/diagnostics.h"
+#include "compiler/types.h"
+
+namespace bpfql {
+
+enum class UnaryOp { Not, BitNot, Neg };
+
+enum class BinaryOp {
+  Mul, Div, Mod, Add, Sub, Shl, Shr,
+  Lt, Le, Gt, Ge, Eq, Ne,
+  BitAnd, BitXor, BitOr, And, Or,
+};
+
+// Builtins a probe may offer; which ones a probe really offers is the checker's business.
+enum class Builtin {
+  Pid, Tid, Ppid, Uid, Gid, Comm, Cpu, Ts, Cgroup, Probe, Retval, Duration,
+  Arg,  // arg0..arg9: the index is in BuiltinRef::arg_index
+  Kstack, Ustack,
+};
+
+struct Expr;
+using ExprPtr = std::unique_ptr<Expr>;
+
+struct IntLiteral {
+  uint64_t value = 0;  // durations are already in nanoseconds
+};
+struct StringLiteral {
+  std::string value;  // unescaped bytes
+};
+struct BoolLiteral {
+  bool value = false;
+};
+// A bare name as written: a builtin, a tracepoint field, or (BPFQL) an unquoted string word.
+// The checker replaces it with a BuiltinRef, a FieldRef or a StringLiteral.
+struct Identifier {
+  std::string name;
+};
+struct BuiltinRef {
+  Builtin which = Builtin::Pid;
+  int arg_index = 0;
+};
+// `args.NAME`, or a bare NAME the checker resolved to a tracepoint field.
+struct FieldRef {
+  std::string name;
+};
+// `$name`; the checker replaces it with a typed literal from the bound parameter value.
+struct ParamRef {
+  std::string name;
+};
+struct Unary {
+  UnaryOp op = UnaryOp::Not;
+  ExprPtr operand;
+};
+struct Binary {
+  BinaryOp op = BinaryOp::Add;
+  ExprPtr lhs;
+  ExprPtr rhs;
+};
+// `value in (a, b, ...)`
+struct InList {
+  ExprPtr value;
+  std::vector<ExprPtr> items;
+};
+// `name(args...)`: aggregates, str(), startswith(), contains(), display functions.
+struct Call {
+  std::string name;
+  std::vector<ExprPtr> args;
+};
+
+struct Expr {
+  std::variant<IntLiteral, StringLiteral, BoolLiteral, Identifier, BuiltinRef, FieldRef, ParamRef,
+               Unary, Binary, InList, Call>
+      node;
+  SourceLoc loc;     // where the expression starts
+  std::string text;  // the source text as written, trimmed (used as the output column name)
+  Type type;         // Unknown until the checker has run
+
+  template <class T>
+  const T* as() const { return std::get_if<T>(&node); }
+  template <class T>
+  T* as() { return std::get_if<T>(&node); }
+};
+
+// One item of `select` or `group_by`: `EXPR [as NAME]`.
+struct SelectItem {
+  ExprPtr expr;
+  std::optional<std::string> alias;
+  SourceLoc alias_loc;
+
+  // The output column name: the alias, else the expression's source text.
+  std::string name() const { return alias ? *alias : expr->text; }
+};
+
+}  // namespace bpfql

@@ -1,0 +1,50 @@
+// Histogram slots: how a value maps to a slot (the generated C does the same arithmetic in the
+// kernel) and what range each slot covers (the runtime uses it to print). One definition for both.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+namespace bpfql::buckets {
+
+// hist(): power-of-two buckets.
+//   slot 0: v < 0;  slot 1: v == 0;  slot k+2: 2^k <= v < 2^(k+1), k = 0..63.
+inline constexpr int kHistSlots = 66;
+
+// lhist(E, MIN, MAX, STEP): linear buckets.
+//   slot 0: v < MIN;  slot 1 + (v - MIN) / STEP: MIN <= v < MAX;  last slot: v >= MAX.
+inline int lhist_slots(int64_t min, int64_t max, int64_t step) {
+  return static_cast<int>((max - min + step - 1) / step) + 2;
+}
+
+// percentile(): log-linear buckets with 16 sub-buckets per power of two (relative error <= 1/16).
+//   v < 0 goes to slot 0 (negative values are clamped to 0);
+//   v < 16: slot v;
+//   else e = floor(log2 v) (>= 4), sub = (v >> (e - 4)) & 15: slot 16 + (e - 4) * 16 + sub.
+inline constexpr int kLogLinearSubBits = 4;
+inline constexpr int kLogLinearSlots = 16 + 60 * 16;  // e = 4..63
+
+inline int log_linear_slot(uint64_t v) {
+  if (v < 16) return static_cast<int>(v);
+  int e = 63 - __builtin_clzll(v);
+  int sub = static_cast<int>((v >> (e - kLogLinearSubBits)) & 15);
+  return 16 + (e - kLogLinearSubBits) * 16 + sub;
+}
+
+// [low, high) covered by a log-linear slot.
+struct Range {
+  uint64_t low;
+  uint64_t high;  // exclusive; UINT64_MAX for the last slot
+};
+inline Range log_linear_range(int slot) {
+  if (slot < 16) return {static_cast<uint64_t>(slot), static_cast<uint64_t>(slot) + 1};
+  int e = (slot - 16) / 16 + kLogLinearSubBits;
+  uint64_t sub = static_cast<uint64_t>((slot - 16) % 16);
+  uint64_t width = uint64_t{1} << (e - kLogLinearSubBits);
+  uint64_t low = (uint64_t{1} << e) + sub * width;
+  uint64_t high = low + width;
+  if (high < low) high = std::numeric_limits<uint64_t>::max();
+  return {low, high};
+}
+
+}  // namespace bpfql::buckets

@@ -1,0 +1,74 @@
+// What the kernel and the machine offer, behind one interface: the checker asks it, the runtime
+// implements it from tracefs and ELF files, unit tests implement it from fixtures.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/diagnostics.h"
+
+namespace bpfql {
+
+enum class FieldKind {
+  Integer,    // int, long, u32, pid_t, size_t, unsigned int, ... (any scalar up to 8 bytes)
+  CharArray,  // char name[16]
+  DataLoc,    // __data_loc char[] name
+  CharPtr,    // const char * name (user memory for syscalls:*, kernel memory elsewhere)
+  Other,      // anything else (other arrays, structs): visible but not usable in expressions
+};
+
+struct TracepointField {
+  std::string name;
+  std::string c_type;  // as the format file declares it, e.g. "const char *", "char[16]"
+  int offset = 0;
+  int size = 0;
+  bool is_signed = false;
+  FieldKind kind = FieldKind::Other;
+  int array_len = 0;   // CharArray: N
+  bool is_common() const { return name.rfind("common_", 0) == 0; }
+};
+
+struct TracepointFormat {
+  std::string category;
+  std::string name;
+  int id = 0;
+  std::vector<TracepointField> fields;  // in record order, common_* fields included
+
+  const TracepointField* field(std::string_view field_name) const;
+  std::vector<std::string> field_names() const;  // without common_*
+  int record_size() const;                       // end of the last field
+};
+
+// Parses the text of a tracefs `events/CAT/NAME/format` file.
+Result<TracepointFormat> parse_tracepoint_format(std::string_view category, std::string_view name,
+                                                 std::string_view text);
+
+// A USDT probe in a binary: provider, name, and its argument sizes (negative = signed).
+struct UsdtProbeInfo {
+  std::string provider;
+  std::string name;
+  std::vector<int> arg_sizes;
+};
+
+class KernelCatalog {
+ public:
+  virtual ~KernelCatalog() = default;
+
+  virtual std::optional<TracepointFormat> tracepoint(std::string_view category,
+                                                     std::string_view name) const = 0;
+  // Every tracepoint as "category:name", sorted.
+  virtual std::vector<std::string> tracepoint_names() const = 0;
+
+  // Probe kinds this kernel or machine may lack. Empty string = available; otherwise the reason.
+  virtual std::string kprobes_unavailable() const = 0;
+  virtual std::string hardware_events_unavailable() const = 0;
+
+  // User binaries: resolves a path or short library name ("c" → /lib/x86_64-linux-gnu/libc.so.6).
+  virtual std::optional<std::string> resolve_binary(std::string_view target) const = 0;
+  virtual bool has_symbol(const std::string& binary_path, std::string_view symbol) const = 0;
+  virtual std::vector<UsdtProbeInfo> usdt_probes(const std::string& binary_path) const = 0;
+};
+
+}  // namespace bpfql

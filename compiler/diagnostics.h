@@ -1,0 +1,46 @@
+// Source positions, compiler errors as values, and their clang-style rendering.
+#pragma once
+
+#include <expected>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bpfql {
+
+// A place in a query file. Lines and columns count from 1; line 0 means "no position"
+// (for example an error about a -p option given on the command line).
+struct SourceLoc {
+  std::string file;
+  int line = 0;
+  int col = 0;
+
+  SourceLoc shifted(int columns) const { return {file, line, col + columns}; }
+};
+
+// One error a user can cause. `message` is the whole sentence after "error: ", including a
+// "; did you mean 'x'?" suggestion when there is one.
+struct Diagnostic {
+  SourceLoc loc;
+  std::string message;
+};
+
+template <class T>
+using Result = std::expected<T, Diagnostic>;
+
+inline std::unexpected<Diagnostic> error_at(SourceLoc loc, std::string message) {
+  return std::unexpected(Diagnostic{std::move(loc), std::move(message)});
+}
+
+// The candidate closest to `wanted` by edit distance, or "" when none is close enough to be a
+// plausible typo (distance at most max(2, wanted.size() / 3)).
+std::string nearest_name(std::string_view wanted, const std::vector<std::string>& candidates);
+
+// "; did you mean 'x'?" for the nearest candidate, or "" when there is none.
+std::string did_you_mean(std::string_view wanted, const std::vector<std::string>& candidates);
+
+// Renders `file:line:col: error: message`, then the source line and a caret under the column.
+// `source_text` is the whole file the diagnostic points into ("" when unavailable).
+std::string format_diagnostic(const Diagnostic& diag, std::string_view source_text);
+
+}  // namespace bpfql

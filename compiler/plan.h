@@ -1,0 +1,114 @@
+// The Plan: the compiler's only output and the runtime's only input. The generated BPF C plus a
+// typed description of every map, event and attach point it defines, so the runtime can load,
+// attach and decode without ever looking at the query again.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/diagnostics.h"
+
+namespace bpfql {
+
+enum class ProbeKind {
+  Tracepoint, Kprobe, Kretprobe, Uprobe, Uretprobe, Usdt, Profile, Software, Hardware,
+};
+
+// Applied in user space when a value is printed.
+enum class Display { None, Syscall, User, Errno, Ksym, Usym, Probe };
+
+enum class AggKind { Count, Sum, Avg, Min, Max, Stats, Hist, Lhist, Percentile };
+
+struct PlanAttach {
+  ProbeKind kind = ProbeKind::Tracepoint;
+  std::string function;    // the BPF C function the runtime loads and attaches
+  std::string spec;        // the probe as written/expanded: "tracepoint:syscalls:sys_enter_read"
+  std::string tracepoint;  // Tracepoint: "category:name"
+  std::string binary;      // Uprobe/Uretprobe/Usdt: resolved path
+  std::string symbol;      // Kprobe/Kretprobe/Uprobe/Uretprobe: function name
+  std::string provider;    // Usdt
+  std::string usdt_name;   // Usdt
+  int pid = -1;            // Uprobe/Usdt: limit to this process (-1: all)
+  uint32_t perf_type = 0;      // Profile/Software/Hardware: PERF_TYPE_*
+  uint32_t perf_config = 0;    // PERF_COUNT_*
+  uint64_t sample_period = 0;  // one of period / frequency is set
+  uint64_t sample_freq = 0;
+};
+
+enum class ValueKind { Unsigned, Signed, Bool, String, KernelStack, UserStack };
+
+// One field of a key struct or an event struct.
+struct PlanField {
+  std::string name;  // the output column name
+  ValueKind kind = ValueKind::Unsigned;
+  uint32_t offset = 0;
+  uint32_t size = 0;  // integers 1/2/4/8; strings: the char array size; stacks: 4 (stack id)
+  Display display = Display::None;
+};
+
+struct PlanAggregate {
+  std::string name;  // the output column name
+  AggKind kind = AggKind::Count;
+  bool is_signed = false;  // of the aggregated expression
+
+  // Count, Sum, Avg, Min, Max, Stats live in the query's value struct, which always begins with
+  // `u64 n` (events seen for the key on that CPU) at offset 0. Count = n; Avg = sum / n;
+  // Min/Max: a CPU whose n is 0 holds no value.
+  uint32_t sum_offset = 0;     // Sum, Avg, Stats: 8-byte sum (signed if is_signed)
+  uint32_t minmax_offset = 0;  // Min, Max: 8-byte value (signed if is_signed)
+
+  // Hist, Lhist, Percentile: a map of their own, per-CPU u64 counters. With group keys it is a
+  // per-CPU hash whose key is the query's key struct (key_size bytes) followed by a u64 slot;
+  // without keys it is a per-CPU array indexed by slot (buckets.h gives slot counts and bounds).
+  std::string map_name;
+  int64_t lhist_min = 0;
+  int64_t lhist_max = 0;
+  int64_t lhist_step = 1;
+  std::vector<double> percentiles;  // Percentile: e.g. {50, 99}
+};
+
+struct PlanQuery {
+  std::string name;
+  std::string description;
+  SourceLoc loc;
+  std::vector<PlanAttach> attaches;
+  std::vector<std::string> probe_names;  // Display::Probe: value i → probe_names[i]
+  bool streaming = false;
+  std::vector<std::string> columns;  // output column order: key and aggregate names
+
+  // Aggregating queries.
+  std::vector<PlanField> keys;  // offsets into the key struct
+  uint32_t key_size = 0;        // the key struct's size, a multiple of 8 (0 when no keys)
+  std::string value_map;        // per-CPU hash (keys) or per-CPU array of 1 (no keys); "" when
+                                // every aggregate is a histogram
+  uint32_t value_size = 0;
+  std::vector<PlanAggregate> aggregates;
+
+  // Keys dropped because a map was full (and span begins dropped): per-CPU array of 1 u64.
+  std::string dropped_map;
+
+  // Streaming queries: a perf buffer of event structs; every event begins with `u64 ts`.
+  std::string event_buffer;
+  uint32_t event_size = 0;
+  std::vector<PlanField> event_fields;  // offsets into the event struct, in select order
+
+  std::string stack_map;  // BPF_STACK_TRACE map for KernelStack/UserStack fields ("" if none)
+
+  // Printing.
+  std::optional<uint64_t> interval_ns;
+  std::optional<uint64_t> stop_after_ns;
+  bool cumulative = false;
+  std::string order_by;  // a column name; "" = first aggregate
+  bool descending = true;
+  uint64_t limit = 0;
+  uint32_t max_entries = 10240;
+};
+
+struct Plan {
+  std::string c_source;
+  std::vector<PlanQuery> queries;
+};
+
+}  // namespace bpfql

@@ -1,0 +1,96 @@
+// A query file as loaded from YAML: every key of the spec, with the position of every value.
+// Expressions are still text here; the parser turns them into trees.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/diagnostics.h"
+
+namespace bpfql {
+
+// A piece of source text and where its first character stands in the file.
+struct Located {
+  std::string text;
+  SourceLoc loc;
+};
+
+enum class ParamType { String, Int, Duration, Bool };
+
+struct ParamValue {
+  ParamType type = ParamType::String;
+  std::string str;    // String
+  int64_t num = 0;    // Int, Duration (nanoseconds), Bool (0/1)
+};
+
+struct ParamDecl {
+  std::string name;
+  ParamType type = ParamType::String;
+  std::optional<ParamValue> default_value;
+  std::string doc;
+  SourceLoc loc;
+};
+
+struct SpanSpec {
+  Located begin;                  // probe spec
+  Located end;                    // probe spec
+  std::optional<Located> key;     // expression; default `tid`
+  std::vector<Located> begin_where;  // expressions, ANDed
+  SourceLoc loc;
+};
+
+struct OrderBy {
+  std::string column;  // an alias or item text
+  bool descending = true;
+  SourceLoc loc;
+};
+
+struct QuerySpec {
+  std::string name;
+  SourceLoc loc;  // the query's mapping
+  std::string description;
+  std::vector<Located> probes;       // `probe` / `from`: one or more specs
+  std::optional<SpanSpec> span;
+  std::vector<Located> where;        // expressions, ANDed
+  std::vector<Located> select;       // one per item; `*` is an item whose text is "*"
+  std::vector<Located> group_by;     // one per item
+  std::optional<uint64_t> interval_ns;
+  std::optional<uint64_t> stop_after_ns;
+  bool cumulative = false;
+  std::optional<OrderBy> order_by;
+  uint64_t limit = 0;                // 0 = all rows
+  uint32_t max_entries = 10240;
+  uint32_t strlen = 64;
+  std::optional<int> pid;            // `pid:` key (USDT/uprobe target process)
+  std::vector<ParamDecl> params;     // declared on this query
+  bool legacy = false;               // came from the BPFQL shape
+  // Filled by bind_params: every parameter visible to this query (file-level, then query-level).
+  std::map<std::string, ParamValue> param_values;
+};
+
+struct QueryFile {
+  std::string path;
+  std::string text;
+  std::vector<ParamDecl> params;     // file-level
+  std::vector<QuerySpec> queries;
+};
+
+// Parses one YAML document in any of the three shapes. `path` is used for positions and for the
+// default query names (the file's stem, `-N` for the N-th query of a multi-query file).
+Result<QueryFile> load_query_text(const std::string& path, const std::string& text);
+
+// Reads the file, then load_query_text. An unreadable file is an error at line 0.
+Result<QueryFile> load_query_file(const std::string& path);
+
+// Resolves every declared parameter of every query: `-p name=value` overrides (checked against
+// the declared type), else the default; a parameter with neither is an error. An override naming
+// no declared parameter is an error with a did-you-mean.
+Result<void> bind_params(QueryFile& file, const std::map<std::string, std::string>& overrides);
+
+// "250ms", "5s", "1m", "1h", "10us", "10ns", or a bare integer (seconds) → nanoseconds.
+std::optional<uint64_t> parse_duration(std::string_view text);
+
+}  // namespace bpfql

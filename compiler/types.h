@@ -1,0 +1,41 @@
+// The types the checker gives expressions.
+#pragma once
+
+#include <string>
+
+namespace bpfql {
+
+enum class TypeKind { Unknown, Integer, Boolean, String, Stack };
+
+// Where a string's bytes live, which decides how generated code reads them.
+enum class StringSource {
+  None,
+  Literal,    // a constant from the query
+  Comm,       // bpf_get_current_comm, 16 bytes
+  CharArray,  // a char[N] tracepoint field, inline in the record
+  DataLoc,    // a __data_loc char[] tracepoint field: offset/length word into the record
+  KernelPtr,  // a const char * into kernel memory
+  UserPtr,    // a user-space pointer (syscall arguments, str(argN))
+};
+
+struct Type {
+  TypeKind kind = TypeKind::Unknown;
+  int bits = 64;           // integers: 8, 16, 32 or 64
+  bool is_signed = false;  // integers
+  StringSource source = StringSource::None;
+  int str_size = 0;        // strings: bytes read or held, including the terminating NUL
+
+  static Type integer(int bits, bool is_signed) { return {TypeKind::Integer, bits, is_signed}; }
+  static Type boolean() { return {TypeKind::Boolean, 1, false}; }
+  static Type string(StringSource src, int size) {
+    return {TypeKind::String, 0, false, src, size};
+  }
+  static Type stack() { return {TypeKind::Stack, 64, false}; }
+
+  bool is_integer() const { return kind == TypeKind::Integer; }
+  bool is_string() const { return kind == TypeKind::String; }
+  bool is_bool() const { return kind == TypeKind::Boolean; }
+  std::string describe() const;  // "u32", "s64", "string", "bool", "stack"
+};
+
+}  // namespace bpfql

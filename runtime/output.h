@@ -1,0 +1,25 @@
+// The one output interface: table, JSON and CSV implement it; the session calls it.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "runtime/result.h"
+
+namespace bpfql {
+
+enum class OutputFormat { Table, Json, Csv, Folded };
+
+class Output {
+ public:
+  virtual ~Output() = default;
+  virtual void interval(const IntervalResult& result) = 0;
+  virtual void event(const StreamRow& row) = 0;
+  virtual void flush() = 0;
+};
+
+// Writes to `out`, which must outlive the Output.
+std::unique_ptr<Output> make_output(OutputFormat format, std::ostream& out);
+
+}  // namespace bpfql

@@ -1,0 +1,22 @@
+// Runs a Plan: load and attach through libbcc, print every interval, stream events, and on
+// Ctrl-C / SIGTERM / stop_after print the final result, detach, and return.
+#pragma once
+
+#include <string>
+
+#include "compiler/plan.h"
+#include "runtime/output.h"
+
+namespace bpfql {
+
+struct RunOptions {
+  OutputFormat format = OutputFormat::Table;
+  std::string output_path;  // "" = stdout
+  bool verbose = false;     // -v: verifier log and libbcc's compiler messages
+};
+
+// Returns the process exit status: 0 success, 1 a runtime failure (load, verify, attach), with
+// a message on stderr that says what to do.
+int run_plan(const Plan& plan, const RunOptions& options);
+
+}  // namespace bpfql
