@@ -1,1 +1,180 @@
-int main() { return 0; }
+// bpfql: declarative trace queries compiled to BPF. main() parses the command line (CLI11) and
+// hands off to the commands; exceptions stop here.
+#include <cstring>
+#include <iostream>
+#include <set>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "compiler/query.h"
+
+namespace {
+
+constexpr const char* kExamples = R"(Examples:
+  bpfql syscalls/top                       top syscalls by process (from the query library)
+  bpfql run q.yml --interval 1s -f json    run a query file, print JSON every second
+  bpfql run opens.yml -p target=nginx      set a query parameter
+  bpfql check q.yml                        type-check without loading anything
+  bpfql compile q.yml                      print the generated BPF C
+  bpfql list queries                       the query library with descriptions
+  bpfql list tracepoints 'syscalls:*open*' kernel tracepoints with their fields
+
+A query file:
+  name: read-bytes
+  probe: tracepoint:syscalls:sys_exit_read
+  where: retval > 0
+  select: sum(retval) as bytes
+  group_by: comm
+  interval: 5s
+
+Exit status: 0 success, 1 a runtime failure (load, verify, attach), 2 a usage or query error.)";
+
+struct Args {
+  std::vector<std::string> files;
+  std::vector<std::string> params;
+  std::string interval;
+  std::string stop_after;
+  int pid = -1;
+  std::string format = "table";
+  std::string output;
+  bool verbose = false;
+  std::string list_kind = "queries";
+  std::string list_pattern;
+};
+
+// Turns -p/--interval/--stop-after/--pid into pipeline input; false (after a message) on error.
+bool to_input(const Args& args, bpfql::PipelineInput& input) {
+  input.files_or_names = args.files;
+  for (const auto& p : args.params) {
+    auto eq = p.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cerr << "bpfql: -p takes NAME=VALUE, not '" << p << "'\n";
+      return false;
+    }
+    input.params[p.substr(0, eq)] = p.substr(eq + 1);
+  }
+  for (auto [text, target, flag] :
+       {std::tuple{&args.interval, &input.options.interval_ns, "--interval"},
+        std::tuple{&args.stop_after, &input.options.stop_after_ns, "--stop-after"}}) {
+    if (text->empty()) continue;
+    auto ns = bpfql::parse_duration(*text);
+    if (!ns || *ns == 0) {
+      std::cerr << "bpfql: " << flag << " takes a duration such as 500ms, 5s or 1m, not '" << *text
+                << "'\n";
+      return false;
+    }
+    *target = *ns;
+  }
+  if (args.pid >= 0) input.options.pid = args.pid;
+  return true;
+}
+
+bool to_format(const std::string& name, bpfql::OutputFormat& format) {
+  static const std::map<std::string, bpfql::OutputFormat> formats = {
+      {"table", bpfql::OutputFormat::Table},
+      {"json", bpfql::OutputFormat::Json},
+      {"csv", bpfql::OutputFormat::Csv},
+      {"folded", bpfql::OutputFormat::Folded},
+  };
+  auto it = formats.find(name);
+  if (it == formats.end()) return false;
+  format = it->second;
+  return true;
+}
+
+void add_query_options(CLI::App* cmd, Args& args) {
+  cmd->add_option("-p,--param", args.params, "Set a query parameter: -p NAME=VALUE");
+  cmd->add_option("--interval", args.interval, "Print every D (overrides the queries' interval)");
+  cmd->add_option("--stop-after", args.stop_after, "Exit (and print) after D");
+  cmd->add_option("--pid", args.pid, "Only this process (uprobes, USDT and the pid: key)");
+}
+
+// `bpfql FILE...` means `bpfql run FILE...`.
+std::vector<std::string> with_default_command(int argc, char** argv) {
+  static const std::set<std::string> commands = {"run", "check", "compile", "list", "help"};
+  std::vector<std::string> words(argv + 1, argv + argc);
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w == "-v" || w == "--verbose") continue;
+    if (w[0] == '-' || commands.count(w)) break;
+    words.insert(words.begin() + static_cast<long>(i), "run");
+    break;
+  }
+  return words;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"bpfql: declarative trace queries, compiled to BPF and aggregated in the kernel",
+               "bpfql"};
+  app.footer(kExamples);
+  app.set_version_flag("--version", std::string("bpfql ") + BPFQL_VERSION);
+  app.require_subcommand(1);
+  Args args;
+  app.add_flag("-v,--verbose", args.verbose, "Show libbcc's compiler output and the verifier log");
+
+  auto* run = app.add_subcommand("run", "Compile, attach and print until Ctrl-C or stop_after");
+  run->add_option("files", args.files, "Query files or library names (syscalls/top)")->required();
+  add_query_options(run, args);
+  run->add_option("-f,--format", args.format, "Output: table, json, csv or folded")
+      ->check(CLI::IsMember({"table", "json", "csv", "folded"}));
+  run->add_option("-o,--output", args.output, "Write the output to FILE");
+  run->add_flag("-v,--verbose", args.verbose, "Show libbcc's compiler output and the verifier log");
+
+  auto* check = app.add_subcommand("check", "Parse and type-check; loads nothing");
+  check->add_option("files", args.files, "Query files or library names")->required();
+  add_query_options(check, args);
+
+  auto* compile = app.add_subcommand("compile", "Print the generated BPF C");
+  compile->add_option("files", args.files, "Query files or library names")->required();
+  add_query_options(compile, args);
+
+  auto* list = app.add_subcommand("list", "List library queries, kernel tracepoints, or a binary's USDT probes");
+  list->add_option("kind", args.list_kind, "queries (default), tracepoints or probes")
+      ->check(CLI::IsMember({"queries", "tracepoints", "probes"}));
+  list->add_option("pattern", args.list_pattern, "A glob or substring; for probes, the binary");
+  list->add_flag("-v,--verbose", args.verbose, "With tracepoints: show every tracepoint's fields");
+
+  std::vector<std::string> words = with_default_command(argc, argv);
+  std::reverse(words.begin(), words.end());
+  try {
+    app.parse(words);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+
+  try {
+    bpfql::PipelineInput input;
+    if (run->parsed() || check->parsed() || compile->parsed())
+      if (!to_input(args, input)) return 2;
+    if (run->parsed()) {
+      bpfql::RunOptions options;
+      options.output_path = args.output;
+      options.verbose = args.verbose;
+      if (!to_format(args.format, options.format)) return 2;
+      return bpfql::command_run(input, options);
+    }
+    if (check->parsed()) return bpfql::command_check(input);
+    if (compile->parsed()) {
+      if (input.files_or_names.size() != 1) {
+        std::cerr << "bpfql: compile takes one query file\n";
+        return 2;
+      }
+      return bpfql::command_compile(input);
+    }
+    if (list->parsed()) return bpfql::command_list(args.list_kind, args.list_pattern, args.verbose);
+  } catch (const std::exception& e) {
+    std::cerr << "bpfql: internal error: " << e.what() << "\n";
+    return 1;
+  }
+  return 2;
+}

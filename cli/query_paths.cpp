@@ -1,0 +1,80 @@
+#include "cli/query_paths.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace fs = std::filesystem;
+
+namespace bpfql {
+namespace {
+
+std::string executable_dir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : exe.parent_path().string();
+}
+
+}  // namespace
+
+std::vector<std::string> query_search_dirs() {
+  std::vector<std::string> dirs;
+  if (const char* path = getenv("BPFQL_PATH")) {
+    std::string all = path;
+    size_t start = 0;
+    while (start <= all.size()) {
+      size_t colon = all.find(':', start);
+      std::string dir = all.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+      if (!dir.empty()) dirs.push_back(dir);
+      if (colon == std::string::npos) break;
+      start = colon + 1;
+    }
+  }
+  dirs.push_back(BPFQL_QUERY_DIR);
+  // Running from a build tree (build/bpfql): the source tree's library beside it.
+  std::string exe_dir = executable_dir();
+  if (!exe_dir.empty()) dirs.push_back((fs::path(exe_dir).parent_path() / "queries").string());
+  return dirs;
+}
+
+std::vector<std::pair<std::string, std::string>> library_queries() {
+  std::map<std::string, std::string> found;
+  for (const auto& dir : query_search_dirs()) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it); it.increment(ec)) {
+      if (!it->is_regular_file() || it->path().extension() != ".yml") continue;
+      std::string name = fs::relative(it->path(), dir).replace_extension().string();
+      found.emplace(name, it->path().string());
+    }
+  }
+  return {found.begin(), found.end()};
+}
+
+Result<std::string> resolve_query(const std::string& file_or_name) {
+  std::error_code ec;
+  if (fs::is_regular_file(file_or_name, ec)) return file_or_name;
+  bool looks_like_name = file_or_name.find("..") == std::string::npos && !file_or_name.empty() &&
+                         file_or_name[0] != '/';
+  if (looks_like_name) {
+    std::string relative = file_or_name;
+    if (fs::path(relative).extension() != ".yml") relative += ".yml";
+    for (const auto& dir : query_search_dirs()) {
+      fs::path candidate = fs::path(dir) / relative;
+      if (fs::is_regular_file(candidate, ec)) return candidate.string();
+    }
+  }
+  std::vector<std::string> names;
+  for (const auto& [name, path] : library_queries()) names.push_back(name);
+  return std::unexpected(Diagnostic{
+      SourceLoc{file_or_name, 0, 0},
+      fmt::format("no such file, and no library query of that name{}",
+                  did_you_mean(file_or_name, names).empty()
+                      ? std::string(" (bpfql list queries shows the library)")
+                      : did_you_mean(file_or_name, names))});
+}
+
+}  // namespace bpfql

@@ -1,0 +1,142 @@
+#include "compiler/check.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "compiler/check_expr.h"
+#include "compiler/check_probe.h"
+#include "compiler/check_select.h"
+#include "compiler/parser.h"
+
+namespace bpfql {
+namespace {
+
+// Splits a checked condition at top-level `&&` so code generation can order the conjuncts
+// (cheap integer tests before string reads).
+void split_conjuncts(ExprPtr expr, std::vector<ExprPtr>& out) {
+  if (auto* b = expr->as<Binary>(); b && b->op == BinaryOp::And) {
+    split_conjuncts(std::move(b->lhs), out);
+    split_conjuncts(std::move(b->rhs), out);
+    return;
+  }
+  out.push_back(std::move(expr));
+}
+
+Result<void> check_conditions(const std::vector<Located>& texts, const ExprScope& scope,
+                              std::vector<ExprPtr>& out) {
+  for (const auto& text : texts) {
+    auto expr = parse_expression(text.text, text.loc);
+    if (!expr) return std::unexpected(expr.error());
+    if (auto r = check_expr(**expr, scope); !r) return r;
+    const Type& type = (*expr)->type;
+    if (!type.is_bool() && !type.is_integer())
+      return error_at((*expr)->loc, fmt::format("a where clause must be a condition, but '{}' is a {}",
+                                                (*expr)->text, type.describe()));
+    split_conjuncts(std::move(*expr), out);
+  }
+  return {};
+}
+
+Result<void> check_span(const SpanSpec& span, const KernelCatalog& catalog, ExprScope scope,
+                        CheckedQuery& out) {
+  auto begin = resolve_probes({span.begin}, catalog);
+  if (!begin) return std::unexpected(begin.error());
+  auto end = resolve_probes({span.end}, catalog);
+  if (!end) return std::unexpected(end.error());
+  CheckedSpan checked;
+  checked.begin = std::move(*begin);
+  out.probes = std::move(*end);
+
+  Located key = span.key ? *span.key : Located{"tid", span.loc};
+  auto key_expr = parse_expression(key.text, key.loc);
+  if (!key_expr) return std::unexpected(key_expr.error());
+  std::vector<ProbeRef> both = checked.begin;
+  both.insert(both.end(), out.probes.begin(), out.probes.end());
+  ExprScope key_scope = scope;
+  key_scope.probes = &both;
+  key_scope.role = ExprRole::SpanKey;
+  if (auto r = check_expr(**key_expr, key_scope); !r) return r;
+  if (!(*key_expr)->type.is_integer())
+    return error_at((*key_expr)->loc, fmt::format("a span key must be an integer (such as tid or "
+                                                  "args.fd), but '{}' is a {}",
+                                                  (*key_expr)->text, (*key_expr)->type.describe()));
+  checked.key = std::move(*key_expr);
+
+  ExprScope begin_scope = scope;
+  begin_scope.probes = &checked.begin;
+  begin_scope.in_span_end = false;
+  if (auto r = check_conditions(span.begin_where, begin_scope, checked.begin_filters); !r) return r;
+  out.span = std::move(checked);
+  return {};
+}
+
+Result<void> check_settings(const QuerySpec& spec, const CheckOptions& options, CheckedQuery& out) {
+  out.interval_ns = options.interval_ns ? options.interval_ns : spec.interval_ns;
+  out.stop_after_ns = options.stop_after_ns ? options.stop_after_ns : spec.stop_after_ns;
+  out.cumulative = spec.cumulative;
+  out.limit = spec.limit;
+  out.max_entries = spec.max_entries;
+  out.strlen = spec.strlen;
+  out.pid = options.pid ? *options.pid : spec.pid.value_or(-1);
+  if (spec.order_by) {
+    const OrderBy& order = *spec.order_by;
+    if (out.streaming())
+      return error_at(order.loc, "order_by sorts aggregates; this query streams events as they come");
+    if (std::find(out.columns.begin(), out.columns.end(), order.column) == out.columns.end())
+      return error_at(order.loc, fmt::format("order_by names no column: '{}'", order.column) +
+                                     did_you_mean(order.column, out.columns));
+    out.order_by = order.column;
+    out.descending = order.descending;
+  }
+  return {};
+}
+
+Result<CheckedQuery> check_query(const QuerySpec& spec, const KernelCatalog& catalog,
+                                 const CheckOptions& options) {
+  CheckedQuery out;
+  out.name = spec.name;
+  out.description = spec.description;
+  out.loc = spec.loc;
+
+  ExprScope scope;
+  scope.params = &spec.param_values;
+  scope.strlen = spec.strlen;
+  if (spec.span) {
+    if (auto r = check_span(*spec.span, catalog, scope, out); !r) return std::unexpected(r.error());
+    scope.in_span_end = true;
+  } else {
+    if (spec.probes.empty()) return error_at(spec.loc, "the query has no probe");
+    auto probes = resolve_probes(spec.probes, catalog);
+    if (!probes) return std::unexpected(probes.error());
+    out.probes = std::move(*probes);
+  }
+  scope.probes = &out.probes;
+
+  scope.role = ExprRole::Filter;
+  if (auto r = check_conditions(spec.where, scope, out.filters); !r) return std::unexpected(r.error());
+  if (spec.select.empty()) return error_at(spec.loc, "the query selects nothing: add `select:`");
+  if (auto r = check_select(spec, scope, out); !r) return std::unexpected(r.error());
+  if (auto r = check_settings(spec, options, out); !r) return std::unexpected(r.error());
+  return out;
+}
+
+}  // namespace
+
+Result<CheckedProgram> check_file(const QueryFile& file, const KernelCatalog& catalog,
+                                  const CheckOptions& options) {
+  CheckedProgram program;
+  std::set<std::string> names;
+  for (const auto& spec : file.queries) {
+    if (!names.insert(spec.name).second)
+      return error_at(spec.loc, fmt::format("two queries are named '{}'", spec.name));
+    auto query = check_query(spec, catalog, options);
+    if (!query) return std::unexpected(query.error());
+    program.queries.push_back(std::move(*query));
+  }
+  if (program.queries.empty()) return error_at(SourceLoc{file.path, 1, 1}, "the file has no queries");
+  return program;
+}
+
+}  // namespace bpfql

@@ -1,0 +1,333 @@
+#include "compiler/check_probe.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace bpfql {
+namespace {
+
+// perf_event_attr type/config numbers (linux/perf_event.h), spelled out so the compiler does
+// not depend on kernel headers.
+constexpr uint32_t kPerfTypeHardware = 0;
+constexpr uint32_t kPerfTypeSoftware = 1;
+
+struct PerfEventName {
+  const char* name;
+  uint32_t config;
+  uint64_t default_period;
+};
+constexpr PerfEventName kSoftwareEvents[] = {
+    {"cpu-clock", 0, 1000000}, {"task-clock", 1, 1000000},   {"page-faults", 2, 1},
+    {"context-switches", 3, 1}, {"cpu-migrations", 4, 1},     {"minor-faults", 5, 1},
+    {"major-faults", 6, 1},
+};
+constexpr PerfEventName kHardwareEvents[] = {
+    {"cycles", 0, 1000000},       {"instructions", 1, 1000000},
+    {"cache-misses", 3, 10000},   {"branch-misses", 5, 10000},
+};
+
+const std::map<std::string, ProbeKind>& kind_names() {
+  static const std::map<std::string, ProbeKind> names = {
+      {"tracepoint", ProbeKind::Tracepoint}, {"t", ProbeKind::Tracepoint},
+      {"kprobe", ProbeKind::Kprobe},         {"k", ProbeKind::Kprobe},
+      {"kretprobe", ProbeKind::Kretprobe},   {"kr", ProbeKind::Kretprobe},
+      {"uprobe", ProbeKind::Uprobe},         {"u", ProbeKind::Uprobe},
+      {"uretprobe", ProbeKind::Uretprobe},   {"ur", ProbeKind::Uretprobe},
+      {"usdt", ProbeKind::Usdt},             {"U", ProbeKind::Usdt},
+      {"profile", ProbeKind::Profile},       {"p", ProbeKind::Profile},
+      {"software", ProbeKind::Software},     {"s", ProbeKind::Software},
+      {"hardware", ProbeKind::Hardware},     {"h", ProbeKind::Hardware},
+  };
+  return names;
+}
+
+std::vector<std::string> long_kind_names() {
+  return {"tracepoint", "kprobe", "kretprobe", "uprobe", "uretprobe",
+          "usdt",       "profile", "software", "hardware"};
+}
+
+std::vector<std::string> split(std::string_view text, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t pos = text.find(sep, start);
+    parts.emplace_back(text.substr(start, pos == text.npos ? text.npos : pos - start));
+    if (pos == text.npos) break;
+    start = pos + 1;
+  }
+  return parts;
+}
+
+bool is_identifier(std::string_view s, bool allow_wildcard) {
+  if (s.empty()) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (allow_wildcard && c == '*');
+  });
+}
+
+// Column of the n-th part of a colon-separated spec (for pointing carets at the wrong part).
+SourceLoc part_loc(const Located& spec, const std::vector<std::string>& parts, size_t n) {
+  int offset = 0;
+  for (size_t i = 0; i < n && i < parts.size(); ++i) offset += static_cast<int>(parts[i].size()) + 1;
+  return spec.loc.shifted(offset);
+}
+
+Result<std::vector<ProbeRef>> resolve_tracepoint(const Located& spec,
+                                                 const std::vector<std::string>& parts,
+                                                 const KernelCatalog& catalog) {
+  if (parts.size() != 3)
+    return error_at(spec.loc, fmt::format("a tracepoint probe is 'tracepoint:CATEGORY:NAME', not '{}'",
+                                          spec.text));
+  const std::string& category = parts[1];
+  const std::string& name = parts[2];
+  if (!is_identifier(category, true))
+    return error_at(part_loc(spec, parts, 1), fmt::format("invalid tracepoint category '{}'", category));
+  if (!is_identifier(name, true))
+    return error_at(part_loc(spec, parts, 2), fmt::format("invalid tracepoint name '{}'", name));
+
+  std::vector<std::string> wanted;
+  bool wildcard = spec.text.find('*') != std::string::npos;
+  if (wildcard) {
+    std::string pattern = category + ":" + name;
+    for (const auto& full : catalog.tracepoint_names())
+      if (fnmatch(pattern.c_str(), full.c_str(), 0) == 0) wanted.push_back(full);
+    if (wanted.empty())
+      return error_at(spec.loc, fmt::format("no tracepoint matches '{}'", pattern));
+  } else {
+    wanted.push_back(category + ":" + name);
+  }
+
+  std::vector<ProbeRef> probes;
+  for (const auto& full : wanted) {
+    auto colon = full.find(':');
+    auto format = catalog.tracepoint(full.substr(0, colon), full.substr(colon + 1));
+    if (!format) {
+      auto all = catalog.tracepoint_names();
+      if (all.empty())
+        return error_at(spec.loc, fmt::format("unknown tracepoint '{}' (no tracepoints are visible: "
+                                              "is tracefs mounted and readable?)", full));
+      bool category_known = std::any_of(all.begin(), all.end(), [&](const std::string& t) {
+        return t.compare(0, category.size() + 1, category + ":") == 0;
+      });
+      if (!category_known) {
+        std::set<std::string> categories;
+        for (const auto& t : all) categories.insert(t.substr(0, t.find(':')));
+        return error_at(part_loc(spec, parts, 1),
+                        fmt::format("unknown tracepoint category '{}'", category) +
+                            did_you_mean(category, {categories.begin(), categories.end()}));
+      }
+      return error_at(part_loc(spec, parts, 2),
+                      fmt::format("unknown tracepoint '{}'", full) + did_you_mean(full, all));
+    }
+    ProbeRef probe;
+    probe.kind = ProbeKind::Tracepoint;
+    probe.spec = "tracepoint:" + full;
+    probe.loc = spec.loc;
+    probe.format = std::move(*format);
+    probes.push_back(std::move(probe));
+  }
+  return probes;
+}
+
+Result<std::string> resolve_binary(const Located& spec, const std::vector<std::string>& parts,
+                                   const std::string& target, const KernelCatalog& catalog) {
+  auto path = catalog.resolve_binary(target);
+  if (!path)
+    return error_at(part_loc(spec, parts, 1),
+                    fmt::format("cannot find binary or library '{}' (give a path, or a library "
+                                "name such as 'c' or 'pthread')", target));
+  return *path;
+}
+
+Result<std::vector<ProbeRef>> resolve_function_probe(ProbeKind kind, const Located& spec,
+                                                     const std::vector<std::string>& parts,
+                                                     const KernelCatalog& catalog) {
+  ProbeRef probe;
+  probe.kind = kind;
+  probe.loc = spec.loc;
+  bool user = kind == ProbeKind::Uprobe || kind == ProbeKind::Uretprobe;
+  const char* kind_name = kind == ProbeKind::Kprobe      ? "kprobe"
+                          : kind == ProbeKind::Kretprobe ? "kretprobe"
+                          : kind == ProbeKind::Uprobe    ? "uprobe"
+                                                         : "uretprobe";
+  if (user) {
+    // TARGET may itself contain ':' only in odd paths; the symbol is always the last part.
+    if (parts.size() < 3)
+      return error_at(spec.loc, fmt::format("a {} probe is '{}:TARGET:SYMBOL', not '{}'", kind_name,
+                                            kind_name, spec.text));
+    std::string target = spec.text.substr(parts[0].size() + 1,
+                                          spec.text.size() - parts[0].size() - parts.back().size() - 2);
+    auto binary = resolve_binary(spec, parts, target, catalog);
+    if (!binary) return std::unexpected(binary.error());
+    probe.binary = *binary;
+    probe.symbol = parts.back();
+    if (!is_identifier(probe.symbol, false))
+      return error_at(part_loc(spec, parts, parts.size() - 1),
+                      fmt::format("invalid symbol name '{}'", probe.symbol));
+    if (!catalog.has_symbol(probe.binary, probe.symbol))
+      return error_at(part_loc(spec, parts, parts.size() - 1),
+                      fmt::format("symbol '{}' is not in '{}'", probe.symbol, probe.binary));
+    probe.spec = fmt::format("{}:{}:{}", kind_name, probe.binary, probe.symbol);
+  } else {
+    if (parts.size() != 2)
+      return error_at(spec.loc, fmt::format("a {} probe is '{}:FUNCTION', not '{}'", kind_name,
+                                            kind_name, spec.text));
+    probe.symbol = parts[1];
+    if (!is_identifier(probe.symbol, false))
+      return error_at(part_loc(spec, parts, 1), fmt::format("invalid function name '{}'", probe.symbol));
+    probe.spec = fmt::format("{}:{}", kind_name, probe.symbol);
+  }
+  return std::vector<ProbeRef>{std::move(probe)};
+}
+
+Result<std::vector<ProbeRef>> resolve_usdt(const Located& spec, const std::vector<std::string>& parts,
+                                           const KernelCatalog& catalog) {
+  if (parts.size() < 4)
+    return error_at(spec.loc,
+                    fmt::format("a usdt probe is 'usdt:TARGET:PROVIDER:NAME', not '{}'", spec.text));
+  const std::string& provider = parts[parts.size() - 2];
+  const std::string& name = parts.back();
+  size_t target_len = spec.text.size() - parts[0].size() - provider.size() - name.size() - 3;
+  std::string target = spec.text.substr(parts[0].size() + 1, target_len);
+  auto binary = resolve_binary(spec, parts, target, catalog);
+  if (!binary) return std::unexpected(binary.error());
+  std::vector<std::string> known;
+  for (const auto& p : catalog.usdt_probes(*binary)) {
+    if (p.provider == provider && p.name == name) {
+      ProbeRef probe;
+      probe.kind = ProbeKind::Usdt;
+      probe.loc = spec.loc;
+      probe.binary = *binary;
+      probe.provider = provider;
+      probe.usdt_name = name;
+      probe.usdt_arg_sizes = p.arg_sizes;
+      probe.spec = fmt::format("usdt:{}:{}:{}", *binary, provider, name);
+      return std::vector<ProbeRef>{std::move(probe)};
+    }
+    known.push_back(p.provider + ":" + p.name);
+  }
+  if (known.empty())
+    return error_at(spec.loc, fmt::format("'{}' has no USDT probes", *binary));
+  return error_at(part_loc(spec, parts, parts.size() - 2),
+                  fmt::format("no USDT probe '{}:{}' in '{}'", provider, name, *binary) +
+                      did_you_mean(provider + ":" + name, known));
+}
+
+Result<uint64_t> parse_count(const Located& spec, const std::vector<std::string>& parts, size_t n) {
+  const std::string& text = parts[n];
+  if (text.empty() || text.size() > 12 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return error_at(part_loc(spec, parts, n), fmt::format("expected a positive number, not '{}'", text));
+  uint64_t value = std::stoull(text);
+  if (value == 0) return error_at(part_loc(spec, parts, n), "expected a positive number, not 0");
+  return value;
+}
+
+Result<std::vector<ProbeRef>> resolve_profile(const Located& spec, const std::vector<std::string>& parts) {
+  if (parts.size() != 3)
+    return error_at(spec.loc, fmt::format("a profile probe is 'profile:hz:N' (or s/ms/us:N), not '{}'",
+                                          spec.text));
+  auto n = parse_count(spec, parts, 2);
+  if (!n) return std::unexpected(n.error());
+  ProbeRef probe;
+  probe.kind = ProbeKind::Profile;
+  probe.loc = spec.loc;
+  probe.perf_type = kPerfTypeSoftware;
+  probe.perf_config = 0;  // cpu-clock
+  const std::string& unit = parts[1];
+  if (unit == "hz") {
+    probe.sample_freq = *n;
+  } else if (unit == "s") {
+    probe.sample_period = *n * 1000000000ull;
+  } else if (unit == "ms") {
+    probe.sample_period = *n * 1000000ull;
+  } else if (unit == "us") {
+    probe.sample_period = *n * 1000ull;
+  } else {
+    return error_at(part_loc(spec, parts, 1),
+                    fmt::format("unknown profile unit '{}'", unit) +
+                        did_you_mean(unit, {"hz", "s", "ms", "us"}));
+  }
+  probe.spec = fmt::format("profile:{}:{}", unit, *n);
+  return std::vector<ProbeRef>{std::move(probe)};
+}
+
+template <size_t N>
+Result<std::vector<ProbeRef>> resolve_perf_event(ProbeKind kind, const Located& spec,
+                                                 const std::vector<std::string>& parts,
+                                                 const PerfEventName (&events)[N]) {
+  const char* kind_name = kind == ProbeKind::Software ? "software" : "hardware";
+  if (parts.size() != 2 && parts.size() != 3)
+    return error_at(spec.loc, fmt::format("a {} probe is '{}:EVENT[:PERIOD]', not '{}'", kind_name,
+                                          kind_name, spec.text));
+  std::vector<std::string> names;
+  for (const auto& event : events) {
+    names.push_back(event.name);
+    if (parts[1] != event.name) continue;
+    ProbeRef probe;
+    probe.kind = kind;
+    probe.loc = spec.loc;
+    probe.perf_type = kind == ProbeKind::Software ? kPerfTypeSoftware : kPerfTypeHardware;
+    probe.perf_config = event.config;
+    probe.sample_period = event.default_period;
+    if (parts.size() == 3) {
+      auto n = parse_count(spec, parts, 2);
+      if (!n) return std::unexpected(n.error());
+      probe.sample_period = *n;
+    }
+    probe.spec = fmt::format("{}:{}:{}", kind_name, event.name, probe.sample_period);
+    return std::vector<ProbeRef>{std::move(probe)};
+  }
+  return error_at(part_loc(spec, parts, 1), fmt::format("unknown {} event '{}'", kind_name, parts[1]) +
+                                                did_you_mean(parts[1], names));
+}
+
+}  // namespace
+
+Result<std::vector<ProbeRef>> resolve_probe(const Located& spec, const KernelCatalog& catalog) {
+  if (spec.text.empty()) return error_at(spec.loc, "empty probe");
+  if (spec.text.size() > 4096) return error_at(spec.loc, "probe spec is too long");
+  for (char c : spec.text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == '"' || c == '\\' || c == ' ')
+      return error_at(spec.loc, fmt::format("invalid character in probe '{}'", spec.text));
+  auto parts = split(spec.text, ':');
+  auto kind = kind_names().find(parts[0]);
+  if (kind == kind_names().end() || parts.size() < 2)
+    return error_at(spec.loc, fmt::format("unknown probe type '{}'", parts[0]) +
+                                  did_you_mean(parts[0], long_kind_names()));
+  switch (kind->second) {
+    case ProbeKind::Tracepoint: return resolve_tracepoint(spec, parts, catalog);
+    case ProbeKind::Kprobe:
+    case ProbeKind::Kretprobe:
+    case ProbeKind::Uprobe:
+    case ProbeKind::Uretprobe: return resolve_function_probe(kind->second, spec, parts, catalog);
+    case ProbeKind::Usdt: return resolve_usdt(spec, parts, catalog);
+    case ProbeKind::Profile: return resolve_profile(spec, parts);
+    case ProbeKind::Software: return resolve_perf_event(ProbeKind::Software, spec, parts, kSoftwareEvents);
+    case ProbeKind::Hardware: return resolve_perf_event(ProbeKind::Hardware, spec, parts, kHardwareEvents);
+  }
+  return error_at(spec.loc, "unknown probe type");
+}
+
+Result<std::vector<ProbeRef>> resolve_probes(const std::vector<Located>& specs,
+                                             const KernelCatalog& catalog) {
+  std::vector<ProbeRef> all;
+  std::set<std::string> seen;
+  for (const auto& spec : specs) {
+    auto probes = resolve_probe(spec, catalog);
+    if (!probes) return std::unexpected(probes.error());
+    for (auto& probe : *probes) {
+      if (!seen.insert(probe.spec).second)
+        return error_at(spec.loc, fmt::format("probe '{}' is listed twice", probe.spec));
+      all.push_back(std::move(probe));
+    }
+  }
+  return all;
+}
+
+}  // namespace bpfql
