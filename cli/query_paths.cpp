@@ -10,15 +10,6 @@
 namespace fs = std::filesystem;
 
 namespace bpfql {
-namespace {
-
-std::string executable_dir() {
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string() : exe.parent_path().string();
-}
-
-}  // namespace
 
 std::vector<std::string> query_search_dirs() {
   std::vector<std::string> dirs;
@@ -34,9 +25,9 @@ std::vector<std::string> query_search_dirs() {
     }
   }
   dirs.push_back(BPFQL_QUERY_DIR);
-  // Running from a build tree (build/bpfql): the source tree's library beside it.
-  std::string exe_dir = executable_dir();
-  if (!exe_dir.empty()) dirs.push_back((fs::path(exe_dir).parent_path() / "queries").string());
+  // Running uninstalled from a build tree: the library of the source tree it was built from.
+  std::error_code ec;
+  if (fs::is_directory(BPFQL_SOURCE_QUERY_DIR, ec)) dirs.push_back(BPFQL_SOURCE_QUERY_DIR);
   return dirs;
 }
 

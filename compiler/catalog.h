@@ -69,6 +69,15 @@ class KernelCatalog {
   virtual std::optional<std::string> resolve_binary(std::string_view target) const = 0;
   virtual bool has_symbol(const std::string& binary_path, std::string_view symbol) const = 0;
   virtual std::vector<UsdtProbeInfo> usdt_probes(const std::string& binary_path) const = 0;
+
+  // Byte offset of a kernel struct member (from BTF), for the few kernel structs generated code
+  // reads (task_struct for ppid). nullopt when the kernel does not say.
+  virtual std::optional<int> kernel_member_offset(std::string_view struct_name,
+                                                  std::string_view member) const {
+    (void)struct_name;
+    (void)member;
+    return std::nullopt;
+  }
 };
 
 }  // namespace bpfql

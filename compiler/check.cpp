@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "compiler/ast_walk.h"
 #include "compiler/check_expr.h"
 #include "compiler/check_probe.h"
 #include "compiler/check_select.h"
@@ -93,6 +94,38 @@ Result<void> check_settings(const QuerySpec& spec, const CheckOptions& options, 
   return {};
 }
 
+// Every expression of a checked query, for whole-query facts such as "uses ppid".
+std::vector<const Expr*> all_expressions(const CheckedQuery& q) {
+  std::vector<const Expr*> all;
+  for (const auto& f : q.filters) all.push_back(f.get());
+  for (const auto& k : q.keys) all.push_back(k.expr.get());
+  for (const auto& a : q.aggregates)
+    if (a.arg) all.push_back(a.arg.get());
+  for (const auto& s : q.stream) all.push_back(s.expr.get());
+  if (q.span) {
+    all.push_back(q.span->key.get());
+    for (const auto& f : q.span->begin_filters) all.push_back(f.get());
+  }
+  return all;
+}
+
+// ppid reads task_struct, whose layout only the running kernel's BTF knows.
+Result<void> find_task_offsets(const KernelCatalog& catalog, CheckedQuery& q) {
+  const Expr* ppid = nullptr;
+  for (const Expr* root : all_expressions(q))
+    for_each_node(*root, [&](const Expr& e) {
+      if (auto* b = e.as<BuiltinRef>(); b && b->which == Builtin::Ppid && !ppid) ppid = &e;
+    });
+  if (!ppid) return {};
+  auto parent = catalog.kernel_member_offset("task_struct", "real_parent");
+  auto tgid = catalog.kernel_member_offset("task_struct", "tgid");
+  if (!parent || !tgid)
+    return error_at(ppid->loc, "'ppid' needs the kernel's BTF (/sys/kernel/btf/vmlinux) to find "
+                               "task_struct.real_parent, and this kernel does not provide it");
+  q.task_offsets = TaskOffsets{*parent, *tgid};
+  return {};
+}
+
 Result<CheckedQuery> check_query(const QuerySpec& spec, const KernelCatalog& catalog,
                                  const CheckOptions& options) {
   CheckedQuery out;
@@ -119,6 +152,7 @@ Result<CheckedQuery> check_query(const QuerySpec& spec, const KernelCatalog& cat
   if (spec.select.empty()) return error_at(spec.loc, "the query selects nothing: add `select:`");
   if (auto r = check_select(spec, scope, out); !r) return std::unexpected(r.error());
   if (auto r = check_settings(spec, options, out); !r) return std::unexpected(r.error());
+  if (auto r = find_task_offsets(catalog, out); !r) return std::unexpected(r.error());
   return out;
 }
 

@@ -67,6 +67,12 @@ struct CheckedSpan {
   std::vector<ExprPtr> begin_filters;  // ANDed, evaluated at begin
 };
 
+// Where task_struct keeps what `ppid` reads, from the running kernel's BTF.
+struct TaskOffsets {
+  int real_parent = 0;  // task_struct.real_parent (a pointer)
+  int tgid = 0;         // task_struct.tgid
+};
+
 struct CheckedQuery {
   std::string name;
   std::string description;
@@ -87,6 +93,7 @@ struct CheckedQuery {
   uint32_t max_entries = 10240;
   uint32_t strlen = 64;
   int pid = -1;                       // --pid or `pid:`; -1 = any
+  std::optional<TaskOffsets> task_offsets;  // set when an expression uses ppid
 
   bool streaming() const { return !stream.empty(); }
 };

@@ -13,7 +13,7 @@ packages=(
   build-essential cmake pkg-config
   libbpfcc-dev bpfcc-tools libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   doctest-dev nlohmann-json3-dev libcpp-httplib-dev
-  linux-headers-amd64 systemtap-sdt-dev bpftool python3
+  linux-headers-amd64 systemtap-sdt-dev bpftool libbpf-dev python3 bpftrace
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -47,7 +47,8 @@ BPFQL:
 }
 
 TEST_CASE("BPFQL: an unquoted word compared with a string is a string") {
-  auto program = check_yaml("probe: tracepoint:raw_syscalls:sys_enter\nwhere: comm is ruby\nselect: count()\n");
+  auto program = check_yaml(
+      "probe: tracepoint:raw_syscalls:sys_enter\nwhere: comm is ruby\nselect: count()\n");
   REQUIRE_MESSAGE(program, program.error().message);
   auto& filter = *program->queries[0].filters.at(0);
   auto* eq = filter.as<b::Binary>();
@@ -59,7 +60,8 @@ TEST_CASE("BPFQL: an unquoted word compared with a string is a string") {
 }
 
 TEST_CASE("retval on syscalls:sys_exit_* means args.ret, a signed 64-bit value") {
-  auto program = check_yaml("probe: tracepoint:syscalls:sys_exit_read\nwhere: retval > 0\nselect: sum(retval)\n");
+  auto program = check_yaml(
+      "probe: tracepoint:syscalls:sys_exit_read\nwhere: retval > 0\nselect: sum(retval)\n");
   REQUIRE_MESSAGE(program, program.error().message);
   const auto& q = program->queries[0];
   auto* ret = q.aggregates.at(0).arg->as<b::FieldRef>();
@@ -181,23 +183,30 @@ select: "lhist(retval, 0, 4096, 512) as sizes, percentile(retval, 50, 99) as p"
 // Errors: each names the position of what is wrong and suggests the nearest valid name.
 
 TEST_CASE("error: unknown field, with did-you-mean (the spec's example)") {
-  CHECK(check_error("probe: tracepoint:syscalls:sys_enter_openat\nwhere: args.filname == \"x\"\nselect: count()\n") ==
-        "2:8: unknown field 'filname' in tracepoint syscalls:sys_enter_openat; did you mean 'filename'?");
+  CHECK(check_error("probe: tracepoint:syscalls:sys_enter_openat\nwhere: args.filname == "
+                    "\"x\"\nselect: count()\n") ==
+        "2:8: unknown field 'filname' in tracepoint syscalls:sys_enter_openat; did you mean "
+        "'filename'?");
 }
 
 TEST_CASE("error: unknown bare name") {
-  CHECK(check_error("probe: tracepoint:raw_syscalls:sys_enter\nwhere: pidd == 1\nselect: count()\n") ==
-        "2:8: unknown name 'pidd' for probe tracepoint:raw_syscalls:sys_enter; did you mean 'pid'?");
+  CHECK(
+      check_error(
+          "probe: tracepoint:raw_syscalls:sys_enter\nwhere: pidd == 1\nselect: count()\n") ==
+      "2:8: unknown name 'pidd' for probe tracepoint:raw_syscalls:sys_enter; did you mean 'pid'?");
 }
 
 TEST_CASE("error: unknown function") {
-  CHECK(check_error("probe: tracepoint:raw_syscalls:sys_enter\nselect: count()\ngroup_by: strr(args.id)\n") ==
-        "3:11: unknown function 'strr'; did you mean 'str'?");
+  CHECK(
+      check_error(
+          "probe: tracepoint:raw_syscalls:sys_enter\nselect: count()\ngroup_by: strr(args.id)\n") ==
+      "3:11: unknown function 'strr'; did you mean 'str'?");
 }
 
 TEST_CASE("error: unknown tracepoint, with the nearest one") {
   CHECK(check_error("probe: tracepoint:syscalls:sys_enter_opnat\nselect: count()\n") ==
-        "1:28: unknown tracepoint 'syscalls:sys_enter_opnat'; did you mean 'syscalls:sys_enter_openat'?");
+        "1:28: unknown tracepoint 'syscalls:sys_enter_opnat'; did you mean "
+        "'syscalls:sys_enter_openat'?");
 }
 
 TEST_CASE("error: unknown probe type") {
@@ -206,7 +215,8 @@ TEST_CASE("error: unknown probe type") {
 }
 
 TEST_CASE("error: comparing a string with a number") {
-  CHECK(check_error("probe: tracepoint:raw_syscalls:sys_enter\nwhere: comm == 42\nselect: count()\n") ==
+  CHECK(check_error(
+            "probe: tracepoint:raw_syscalls:sys_enter\nwhere: comm == 42\nselect: count()\n") ==
         "2:8: cannot compare string 'comm' with integer '42'");
 }
 
@@ -216,7 +226,8 @@ TEST_CASE("error: sum() of a string") {
 }
 
 TEST_CASE("error: retval on an entry probe") {
-  CHECK(check_error("probe: tracepoint:syscalls:sys_enter_read\nwhere: retval > 0\nselect: count()\n") ==
+  CHECK(check_error(
+            "probe: tracepoint:syscalls:sys_enter_read\nwhere: retval > 0\nselect: count()\n") ==
         "2:8: 'retval' exists only on return probes (kretprobe, uretprobe, syscalls:sys_exit_*); "
         "'tracepoint:syscalls:sys_enter_read' is an entry probe");
 }
@@ -227,13 +238,17 @@ TEST_CASE("error: duration outside a span") {
 }
 
 TEST_CASE("error: an aggregate in where") {
-  CHECK(check_error("probe: tracepoint:raw_syscalls:sys_enter\nwhere: count() > 1\nselect: count()\n") ==
-        "2:8: aggregate 'count()' cannot be used in 'where': filters run before events are aggregated");
+  CHECK(check_error(
+            "probe: tracepoint:raw_syscalls:sys_enter\nwhere: count() > 1\nselect: count()\n") ==
+        "2:8: aggregate 'count()' cannot be used in 'where': filters run before events are "
+        "aggregated");
 }
 
 TEST_CASE("error: a plain value next to aggregates must be a group_by key") {
-  CHECK(check_error("probe: tracepoint:raw_syscalls:sys_enter\nselect: [pid, count()]\ngroup_by: comm\n") ==
-        "2:10: 'pid' is neither aggregated nor a group_by key; add it to group_by or aggregate it (as in SQL)");
+  CHECK(check_error(
+            "probe: tracepoint:raw_syscalls:sys_enter\nselect: [pid, count()]\ngroup_by: comm\n") ==
+        "2:10: 'pid' is neither aggregated nor a group_by key; add it to group_by or aggregate it "
+        "(as in SQL)");
 }
 
 TEST_CASE("error: group_by without an aggregate") {
@@ -242,40 +257,51 @@ TEST_CASE("error: group_by without an aggregate") {
 }
 
 TEST_CASE("error: order_by names no column") {
-  CHECK(check_error("probe: tracepoint:raw_syscalls:sys_enter\nselect: count() as n\ngroup_by: comm\norder_by: nn desc\n") ==
+  CHECK(check_error("probe: tracepoint:raw_syscalls:sys_enter\nselect: count() as n\ngroup_by: "
+                    "comm\norder_by: nn desc\n") ==
         "4:11: order_by names no column: 'nn'; did you mean 'n'?");
 }
 
 TEST_CASE("error: unknown parameter") {
-  CHECK(check_error("params:\n  target: {type: string, default: x}\nqueries:\n  - probe: tracepoint:raw_syscalls:sys_enter\n"
+  CHECK(check_error("params:\n  target: {type: string, default: x}\nqueries:\n  - probe: "
+                    "tracepoint:raw_syscalls:sys_enter\n"
                     "    where: comm == $targt\n    select: count()\n") ==
         "5:20: unknown parameter '$targt'; did you mean 'target'?");
 }
 
 TEST_CASE("error: arg0 on a tracepoint") {
-  CHECK(check_error("probe: tracepoint:raw_syscalls:sys_enter\nwhere: arg0 == 1\nselect: count()\n") ==
-        "2:8: 'arg0' is not available on 'tracepoint:raw_syscalls:sys_enter'; tracepoints have fields: use args.NAME");
+  CHECK(check_error(
+            "probe: tracepoint:raw_syscalls:sys_enter\nwhere: arg0 == 1\nselect: count()\n") ==
+        "2:8: 'arg0' is not available on 'tracepoint:raw_syscalls:sys_enter'; tracepoints have "
+        "fields: use args.NAME");
 }
 
 TEST_CASE("error: ordering strings") {
-  CHECK(check_error("probe: tracepoint:raw_syscalls:sys_enter\nwhere: comm < \"a\"\nselect: count()\n") ==
-        "2:8: cannot order strings with '<' in 'comm < \"a\"'; strings support ==, !=, in, startswith() and contains()");
+  CHECK(check_error(
+            "probe: tracepoint:raw_syscalls:sys_enter\nwhere: comm < \"a\"\nselect: count()\n") ==
+        "2:8: cannot order strings with '<' in 'comm < \"a\"'; strings support ==, !=, in, "
+        "startswith() and contains()");
 }
 
 TEST_CASE("error: a string literal longer than the string it is compared with") {
-  CHECK(check_error("probe: tracepoint:raw_syscalls:sys_enter\nwhere: comm == \"a-name-longer-than-sixteen\"\nselect: count()\n") ==
-        "2:16: \"a-name-longer-than-sixteen\" is 26 bytes, but 'comm' holds at most 15 (raise `strlen` to read more)");
+  CHECK(check_error("probe: tracepoint:raw_syscalls:sys_enter\nwhere: comm == "
+                    "\"a-name-longer-than-sixteen\"\nselect: count()\n") ==
+        "2:16: \"a-name-longer-than-sixteen\" is 26 bytes, but 'comm' holds at most 15 (raise "
+        "`strlen` to read more)");
 }
 
 TEST_CASE("error: lhist bounds") {
-  CHECK(check_error("probe: tracepoint:syscalls:sys_exit_read\nselect: lhist(retval, 10, 0, 1)\n") ==
-        "2:27: the lhist() maximum must be above the minimum");
-  CHECK(check_error("probe: tracepoint:syscalls:sys_exit_read\nselect: lhist(retval, 0, 10, 0)\n") ==
-        "2:30: the lhist() step must be positive");
+  CHECK(
+      check_error("probe: tracepoint:syscalls:sys_exit_read\nselect: lhist(retval, 10, 0, 1)\n") ==
+      "2:27: the lhist() maximum must be above the minimum");
+  CHECK(
+      check_error("probe: tracepoint:syscalls:sys_exit_read\nselect: lhist(retval, 0, 10, 0)\n") ==
+      "2:30: the lhist() step must be positive");
 }
 
 TEST_CASE("error: kstack only as a key or value") {
-  CHECK(check_error("probe: tracepoint:raw_syscalls:sys_enter\nwhere: kstack == 1\nselect: count()\n") ==
+  CHECK(check_error(
+            "probe: tracepoint:raw_syscalls:sys_enter\nwhere: kstack == 1\nselect: count()\n") ==
         "2:8: 'kstack' can only be a group_by key or a selected value");
 }
 
@@ -285,7 +311,8 @@ TEST_CASE("error: a where clause that is not a condition") {
 }
 
 TEST_CASE("error: USDT probe that the binary does not have") {
-  std::string e = check_error("probe: usdt:/usr/bin/python3.11:python:function__entri\nselect: count()\n");
+  std::string e =
+      check_error("probe: usdt:/usr/bin/python3.11:python:function__entri\nselect: count()\n");
   CHECK(e.find("no USDT probe 'python:function__entri'") != std::string::npos);
   CHECK(e.find("did you mean 'python:function__entry'?") != std::string::npos);
 }

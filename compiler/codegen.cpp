@@ -1,0 +1,142 @@
+// Code generation: one BCC-dialect C program for every query of a file, and the Plan that
+// describes its maps and attach points. Layout decisions live in codegen_query.cpp, function
+// bodies in codegen_function.cpp (statements), codegen_expr.cpp and codegen_strings.cpp.
+#include "compiler/codegen.h"
+
+#include <fmt/format.h>
+
+#include "compiler/c_names.h"
+#include "compiler/codegen_function.h"
+#include "compiler/codegen_internal.h"
+
+namespace bpfql {
+namespace {
+
+using codegen::ProbeEnv;
+using codegen::ProgramState;
+using codegen::QueryLayout;
+using codegen::Role;
+
+Result<const codegen::TracepointStruct*> tracepoint_for(const ProbeRef& probe,
+                                                        ProgramState& state) {
+  if (!probe.format)
+    return error_at(
+        probe.loc, fmt::format("tracepoint '{}' has no format", c_names::comment_text(probe.spec)));
+  std::string full = probe.format->category + ":" + probe.format->name;
+  auto it = state.tracepoints.find(full);
+  if (it == state.tracepoints.end()) {
+    auto tp = codegen::tracepoint_struct(*probe.format, probe.loc, state.tracepoint_tags);
+    if (!tp) return std::unexpected(tp.error());
+    it = state.tracepoints.emplace(full, std::move(*tp)).first;
+    state.tracepoint_order.push_back(full);
+  }
+  return &it->second;
+}
+
+PlanAttach attach_of(const CheckedQuery& q, const ProbeRef& probe, const std::string& function) {
+  PlanAttach a;
+  a.kind = probe.kind;
+  a.function = function;
+  a.spec = probe.spec;
+  if (probe.format) a.tracepoint = probe.format->category + ":" + probe.format->name;
+  a.binary = probe.binary;
+  a.symbol = probe.symbol;
+  a.provider = probe.provider;
+  a.usdt_name = probe.usdt_name;
+  bool per_process = probe.kind == ProbeKind::Uprobe || probe.kind == ProbeKind::Uretprobe ||
+                     probe.kind == ProbeKind::Usdt;
+  a.pid = per_process ? q.pid : -1;
+  a.perf_type = probe.perf_type;
+  a.perf_config = probe.perf_config;
+  a.sample_period = probe.sample_period;
+  a.sample_freq = probe.sample_freq;
+  return a;
+}
+
+// One function per probe: writes it and records how the runtime attaches it.
+Result<std::string> probe_function(const CheckedQuery& q, const QueryLayout& layout,
+                                   ProgramState& state, const ProbeRef& probe, int index, Role role,
+                                   PlanQuery& plan) {
+  ProbeEnv env;
+  env.probe = &probe;
+  env.index = index;
+  env.role = role;
+  env.function = fmt::format("{}_{}{}", layout.prefix, role == Role::Main ? 'p' : 'b', index);
+  env.ctx = probe.kind == ProbeKind::Tracepoint ? "args" : "ctx";
+  switch (probe.kind) {
+    case ProbeKind::Tracepoint: {
+      auto tp = tracepoint_for(probe, state);
+      if (!tp) return std::unexpected(tp.error());
+      env.tracepoint = *tp;
+      break;
+    }
+    case ProbeKind::Profile:
+    case ProbeKind::Software:
+    case ProbeKind::Hardware:
+      state.needs_perf_event = true;
+      break;
+    default:
+      state.needs_ptrace = true;
+      break;
+  }
+  codegen::FunctionGen gen(q, layout, state, env);
+  auto text = gen.generate();
+  if (!text) return text;
+  plan.attaches.push_back(attach_of(q, probe, env.function));
+  return text;
+}
+
+Result<std::string> query_program(const CheckedQuery& q, int index, ProgramState& state,
+                                  PlanQuery& plan) {
+  if (q.probes.empty()) return error_at(q.loc, fmt::format("query '{}' has no probe", q.name));
+  auto layout = codegen::layout_query(q, index);
+  if (!layout) return std::unexpected(layout.error());
+  plan = codegen::plan_query(q, *layout);
+  std::string functions;
+  if (q.span) {
+    if (q.span->begin.empty() || !q.span->key)
+      return error_at(q.loc, fmt::format("span query '{}' has no begin probe or key", q.name));
+    for (size_t k = 0; k < q.span->begin.size(); ++k) {
+      auto f = probe_function(q, *layout, state, q.span->begin[k], static_cast<int>(k),
+                              Role::SpanBegin, plan);
+      if (!f) return f;
+      functions += "\n" + *f;
+    }
+  }
+  for (size_t k = 0; k < q.probes.size(); ++k) {
+    auto f = probe_function(q, *layout, state, q.probes[k], static_cast<int>(k), Role::Main, plan);
+    if (!f) return f;
+    functions += "\n" + *f;
+  }
+  return codegen::query_declarations(q, *layout) + functions;
+}
+
+}  // namespace
+
+Result<Plan> generate_plan(const CheckedProgram& program) {
+  ProgramState state;
+  Plan plan;
+  std::string queries;
+  for (size_t i = 0; i < program.queries.size(); ++i) {
+    PlanQuery pq;
+    auto text = query_program(program.queries[i], static_cast<int>(i), state, pq);
+    if (!text) return std::unexpected(text.error());
+    queries += "\n" + *text;
+    plan.queries.push_back(std::move(pq));
+  }
+  std::string file = program.queries.empty() ? "" : program.queries[0].loc.file;
+  std::string& c = plan.c_source;
+  c = fmt::format("/* Generated by bpfql from {} ({} quer{}). */\n", c_names::comment_text(file),
+                  program.queries.size(), program.queries.size() == 1 ? "y" : "ies");
+  if (state.needs_ptrace) c += "#include <uapi/linux/ptrace.h>\n";
+  // Perf event programs only pass their context on (to get_stackid): a declaration spares the
+  // compile of <uapi/linux/bpf_perf_event.h>, which pulls in most of the kernel's headers.
+  if (state.needs_perf_event) c += "struct bpf_perf_event_data;\n";
+  if (!state.helpers.empty()) c += "\n" + codegen::helper_definitions(state.helpers);
+  for (const auto& name : state.tracepoint_order)
+    c += "\n" + state.tracepoints.at(name).declaration;
+  c += queries;
+  return plan;
+}
+
+}  // namespace bpfql

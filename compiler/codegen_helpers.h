@@ -1,0 +1,28 @@
+// Small static inline C functions the generated programs share, emitted only when used. The
+// histogram slot functions do in the kernel exactly what compiler/buckets.h says.
+#pragma once
+
+#include <set>
+#include <string>
+
+namespace bpfql::codegen {
+
+enum class CHelper {
+  Log2,           // floor(log2(v)) for v > 0
+  HistSlot,       // hist(), unsigned value
+  HistSlotS,      // hist(), signed value
+  LhistSlot,      // lhist(), unsigned value
+  LhistSlotS,     // lhist(), signed value
+  LogLinearSlot,  // percentile(), unsigned value
+  LogLinearSlotS,
+  SDiv,  // signed division and modulo (the BPF ISA of LLVM 14 has only unsigned ones)
+  SMod,
+};
+
+// Adds `helper` and whatever it calls.
+void use_helper(std::set<CHelper>& used, CHelper helper);
+
+// The definitions of `used`, in dependency order.
+std::string helper_definitions(const std::set<CHelper>& used);
+
+}  // namespace bpfql::codegen

@@ -1,0 +1,58 @@
+// Reading a query's maps from the kernel into a QuerySnapshot (collector.h decodes it).
+// Per-CPU hashes are read with batch lookups (and deleted in the same call unless the query is
+// cumulative); kernels without batch support fall back to get_next_key iteration. Per-CPU arrays
+// (keyless queries, keyless histograms) are read and zeroed. Not thread-safe: one thread reads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include <bcc/BPF.h>
+
+#include "compiler/plan.h"
+#include "runtime/collector.h"
+
+namespace bpfql {
+
+// A map's fd (a dup that bpfql owns) and its kernel-side shape.
+struct MapHandle {
+  int fd = -1;
+  uint32_t type = 0;
+  uint32_t key_size = 0;
+  uint32_t value_size = 0;
+  uint32_t max_entries = 0;
+};
+
+class MapReader {
+ public:
+  MapReader() = default;
+  ~MapReader();
+  MapReader(const MapReader&) = delete;
+  MapReader& operator=(const MapReader&) = delete;
+
+  // Finds every map the Plan's aggregating queries use and checks its shape against the Plan.
+  // Returns "" or what does not match (a bpfql bug: decoding would produce garbage).
+  std::string open(ebpf::BPF& bpf, const Plan& plan);
+
+  // Reads one query's value map, histogram maps and dropped counter; clears them unless the
+  // query is cumulative (the dropped counter too).
+  QuerySnapshot read(const PlanQuery& query);
+
+  // Reads (and unless `keep`, empties) one map. Exposed for benchmarks.
+  PerCpuEntries read_map(const MapHandle& map, bool keep);
+
+  bool used_batch() const { return batch_ok_; }
+
+ private:
+  const MapHandle* find(const std::string& name) const;
+  PerCpuEntries read_hash(const MapHandle& map, bool keep);
+  PerCpuEntries read_hash_by_iteration(const MapHandle& map, bool keep);
+  PerCpuEntries read_array(const MapHandle& map, bool keep);
+
+  std::map<std::string, MapHandle> maps_;
+  uint32_t ncpus_ = 1;
+  bool batch_ok_ = true;  // false once the kernel said it has no batch operations
+};
+
+}  // namespace bpfql

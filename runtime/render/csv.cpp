@@ -1,0 +1,94 @@
+// CSV output.
+#include "runtime/render/csv.h"
+
+#include <fmt/format.h>
+
+#include <set>
+#include <vector>
+
+#include "runtime/render/format_cell.h"
+
+namespace bpfql {
+namespace {
+
+// Complex cells as JSON so that a spreadsheet or a script can still take them apart.
+std::string csv_cell(const Cell& cell) {
+  if (std::holds_alternative<Histogram>(cell) || std::holds_alternative<StackValue>(cell) ||
+      std::holds_alternative<PercentileValue>(cell) || std::holds_alternative<StatsValue>(cell)) {
+    return csv_field(json_text(cell_to_json(cell)));
+  }
+  return csv_field(format_scalar(cell));
+}
+
+std::string csv_line(std::vector<std::string> fields) {
+  std::string line;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) line += ',';
+    line += fields[i];
+  }
+  return line + '\n';
+}
+
+class CsvOutput final : public Output {
+ public:
+  CsvOutput(std::ostream& out, std::ostream& notes) : out_(out), notes_(notes) {}
+
+  void interval(const IntervalResult& r) override {
+    std::string name = query_name(r.query);
+    std::vector<std::string> names = column_names(r);
+    if (headed_.insert(r.query).second) out_ << header("time", names);
+    std::string time = iso8601_utc(r.time);
+    for (const auto& row : r.rows) {
+      std::vector<std::string> fields{csv_field(name), csv_field(time)};
+      for (const auto& cell : row.cells) fields.push_back(csv_cell(cell));
+      out_ << csv_line(std::move(fields));
+    }
+    if (r.dropped != 0) {
+      notes_ << fmt::format("bpfql: {}: dropped {} keys (map full: raise max_entries)\n", name,
+                            r.dropped);
+    }
+    if (r.lost != 0) notes_ << fmt::format("bpfql: {}: lost {} events\n", name, r.lost);
+  }
+
+  void event(const StreamRow& row) override {
+    std::string name = query_name(row.query);
+    if (headed_.insert(row.query).second) out_ << header("ts", field_names(row));
+    std::vector<std::string> fields{csv_field(name), std::to_string(row.ts)};
+    for (const auto& cell : row.cells) fields.push_back(csv_cell(cell));
+    out_ << csv_line(std::move(fields));
+  }
+
+  void flush() override {
+    out_.flush();
+    notes_.flush();
+  }
+
+ private:
+  static std::string header(std::string_view second, const std::vector<std::string>& names) {
+    std::vector<std::string> fields{"query", std::string(second)};
+    for (const auto& n : names) fields.push_back(csv_field(n));
+    return csv_line(std::move(fields));
+  }
+
+  std::ostream& out_;
+  std::ostream& notes_;
+  std::set<const PlanQuery*> headed_;
+};
+
+}  // namespace
+
+std::string csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
+std::unique_ptr<Output> make_csv_output(std::ostream& out, std::ostream& notes) {
+  return std::make_unique<CsvOutput>(out, notes);
+}
+
+}  // namespace bpfql

@@ -1,0 +1,159 @@
+// Folded-stack output for flame graphs.
+#include "runtime/render/folded.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/render/format_cell.h"
+
+namespace bpfql {
+namespace {
+
+enum class Role { Key, UserStack, KernelStack, Aggregate };
+
+// What each column is. Without a query to ask, stacks count as kernel stacks, numbers as
+// aggregates, and everything else as keys.
+std::vector<Role> column_roles(const PlanQuery* q, const std::vector<std::string>& names,
+                               const std::vector<Cell>& sample) {
+  std::vector<Role> roles;
+  for (size_t c = 0; c < names.size(); ++c) {
+    const Cell* cell = c < sample.size() ? &sample[c] : nullptr;
+    Role role = Role::Key;
+    if (cell != nullptr && std::holds_alternative<StackValue>(*cell)) role = Role::KernelStack;
+    if (cell != nullptr && is_numeric_cell(*cell)) role = Role::Aggregate;
+    if (q != nullptr) {
+      auto key = std::find_if(q->keys.begin(), q->keys.end(),
+                              [&](const PlanField& f) { return f.name == names[c]; });
+      auto agg = std::find_if(q->aggregates.begin(), q->aggregates.end(),
+                              [&](const PlanAggregate& a) { return a.name == names[c]; });
+      if (key != q->keys.end()) {
+        role = key->kind == ValueKind::UserStack     ? Role::UserStack
+               : key->kind == ValueKind::KernelStack ? Role::KernelStack
+                                                     : Role::Key;
+      } else if (agg != q->aggregates.end()) {
+        role = Role::Aggregate;
+      }
+    }
+    roles.push_back(role);
+  }
+  return roles;
+}
+
+std::string frame_text(std::string_view text) {
+  if (text.empty()) return "[unknown]";
+  std::string out = escape_control(text);
+  std::replace(out.begin(), out.end(), ';', ':');
+  return out;
+}
+
+void add_stack(std::vector<std::string>& frames, const Cell& cell) {
+  if (const auto* s = std::get_if<StackValue>(&cell)) {
+    // Stacks come innermost first; flame graphs want the root first.
+    for (auto it = s->frames.rbegin(); it != s->frames.rend(); ++it) {
+      frames.push_back(frame_text(*it));
+    }
+  }
+}
+
+std::vector<std::string> fold_frames(const std::vector<Cell>& cells,
+                                     const std::vector<Role>& roles) {
+  std::vector<std::string> frames;
+  for (Role pass : {Role::Key, Role::UserStack, Role::KernelStack}) {
+    for (size_t c = 0; c < cells.size() && c < roles.size(); ++c) {
+      if (roles[c] != pass) continue;
+      if (pass == Role::Key) {
+        frames.push_back(frame_text(format_scalar(cells[c])));
+      } else {
+        add_stack(frames, cells[c]);
+      }
+    }
+  }
+  return frames;
+}
+
+std::optional<uint64_t> count_of(const Cell& cell) {
+  if (const auto* u = std::get_if<uint64_t>(&cell)) return *u;
+  if (const auto* s = std::get_if<int64_t>(&cell)) {
+    return *s < 0 ? 0 : static_cast<uint64_t>(*s);
+  }
+  if (const auto* d = std::get_if<double>(&cell)) {
+    return *d < 0 ? 0 : static_cast<uint64_t>(std::llround(*d));
+  }
+  if (const auto* st = std::get_if<StatsValue>(&cell)) return st->count;
+  return std::nullopt;
+}
+
+std::optional<uint64_t> row_count(const std::vector<Cell>& cells, const std::vector<Role>& roles) {
+  for (size_t c = 0; c < cells.size() && c < roles.size(); ++c) {
+    if (roles[c] != Role::Aggregate) continue;
+    if (auto n = count_of(cells[c])) return n;
+  }
+  return std::nullopt;
+}
+
+std::string folded_line(const std::vector<std::string>& frames, uint64_t count) {
+  std::string line;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    if (i > 0) line += ';';
+    line += frames[i];
+  }
+  return fmt::format("{} {}\n", line, count);
+}
+
+class FoldedOutput final : public Output {
+ public:
+  FoldedOutput(std::ostream& out, std::ostream& notes) : out_(out), notes_(notes) {}
+
+  void interval(const IntervalResult& r) override {
+    std::vector<std::string> names = column_names(r);
+    for (const auto& row : r.rows) {
+      std::vector<Role> roles = column_roles(r.query, names, row.cells);
+      std::vector<std::string> frames = fold_frames(row.cells, roles);
+      std::optional<uint64_t> count = row_count(row.cells, roles);
+      if (!frames.empty() && count) out_ << folded_line(frames, *count);
+    }
+    std::string name = query_name(r.query);
+    if (r.dropped != 0) {
+      notes_ << fmt::format("bpfql: {}: dropped {} keys (map full: raise max_entries)\n", name,
+                            r.dropped);
+    }
+    if (r.lost != 0) notes_ << fmt::format("bpfql: {}: lost {} events\n", name, r.lost);
+  }
+
+  void event(const StreamRow& row) override {
+    std::vector<std::string> names = field_names(row);
+    std::vector<Role> roles;
+    for (const auto& cell : row.cells) {
+      roles.push_back(std::holds_alternative<StackValue>(cell) ? Role::KernelStack : Role::Key);
+    }
+    if (row.query != nullptr) {
+      for (size_t c = 0; c < roles.size() && c < row.query->event_fields.size(); ++c) {
+        if (row.query->event_fields[c].kind == ValueKind::UserStack) roles[c] = Role::UserStack;
+      }
+    }
+    std::vector<std::string> frames = fold_frames(row.cells, roles);
+    if (!frames.empty()) out_ << folded_line(frames, 1);
+  }
+
+  void flush() override {
+    out_.flush();
+    notes_.flush();
+  }
+
+ private:
+  std::ostream& out_;
+  std::ostream& notes_;
+};
+
+}  // namespace
+
+std::unique_ptr<Output> make_folded_output(std::ostream& out, std::ostream& notes) {
+  return std::make_unique<FoldedOutput>(out, notes);
+}
+
+}  // namespace bpfql

@@ -1,0 +1,56 @@
+// NDJSON output.
+#include "runtime/render/json.h"
+
+namespace bpfql {
+namespace {
+
+class JsonOutput final : public Output {
+ public:
+  explicit JsonOutput(std::ostream& out) : out_(out) {}
+
+  void interval(const IntervalResult& result) override {
+    out_ << json_text(interval_json(result)) << '\n';
+  }
+  void event(const StreamRow& row) override { out_ << json_text(event_json(row)) << '\n'; }
+  void flush() override { out_.flush(); }
+
+ private:
+  std::ostream& out_;
+};
+
+}  // namespace
+
+OrderedJson interval_json(const IntervalResult& result) {
+  std::vector<std::string> names = column_names(result);
+  OrderedJson rows = OrderedJson::array();
+  for (const auto& row : result.rows) {
+    OrderedJson object = OrderedJson::object();
+    for (size_t c = 0; c < row.cells.size() && c < names.size(); ++c) {
+      object[names[c]] = cell_to_json(row.cells[c]);
+    }
+    rows.push_back(std::move(object));
+  }
+  OrderedJson j = OrderedJson::object();
+  j["query"] = query_name(result.query);
+  j["time"] = iso8601_utc(result.time);
+  j["interval_s"] = json_number(result.interval_s);
+  j["rows"] = std::move(rows);
+  j["dropped"] = result.dropped;
+  j["lost"] = result.lost;
+  return j;
+}
+
+OrderedJson event_json(const StreamRow& row) {
+  std::vector<std::string> names = field_names(row);
+  OrderedJson j = OrderedJson::object();
+  j["query"] = query_name(row.query);
+  j["ts"] = row.ts;
+  for (size_t c = 0; c < row.cells.size(); ++c) j[names[c]] = cell_to_json(row.cells[c]);
+  return j;
+}
+
+std::unique_ptr<Output> make_json_output(std::ostream& out) {
+  return std::make_unique<JsonOutput>(out);
+}
+
+}  // namespace bpfql

@@ -1,0 +1,236 @@
+// Table output: aligned columns per interval, histogram bars and stacks as blocks.
+#include "runtime/render/table.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "runtime/render/format_cell.h"
+
+namespace bpfql {
+namespace {
+
+constexpr std::string_view kGap = "  ";
+constexpr std::string_view kBlockTitleIndent = "  ";
+constexpr std::string_view kBlockIndent = "    ";
+
+std::string pad(std::string_view text, size_t width, bool right) {
+  size_t w = display_width(text);
+  std::string fill(w < width ? width - w : 0, ' ');
+  return right ? fill + std::string(text) : std::string(text) + fill;
+}
+
+// One line of columns; the last column is not padded, so lines carry no trailing blanks.
+std::string join_columns(const std::vector<std::string>& texts, const std::vector<size_t>& widths,
+                         const std::vector<bool>& right) {
+  std::string line;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (i > 0) line += kGap;
+    bool last = i + 1 == texts.size();
+    line += (last && !right[i]) ? texts[i] : pad(texts[i], widths[i], right[i]);
+  }
+  return line;
+}
+
+std::vector<std::string> block_lines(const Cell& cell) {
+  if (const auto* h = std::get_if<Histogram>(&cell)) {
+    if (h->buckets.empty()) return {"(no samples)"};
+    return format_histogram(*h);
+  }
+  std::vector<std::string> lines;
+  if (const auto* s = std::get_if<StackValue>(&cell)) {
+    for (const auto& frame : s->frames) lines.push_back(escape_control(frame));
+    if (lines.empty()) lines.push_back("(no frames)");
+  }
+  return lines;
+}
+
+void print_blocks(std::ostream& out, const std::vector<std::string>& names,
+                  const std::vector<Cell>& cells, const std::vector<bool>& is_block) {
+  for (size_t c = 0; c < cells.size() && c < is_block.size(); ++c) {
+    if (!is_block[c]) continue;
+    out << kBlockTitleIndent << escape_control(names[c]) << ":\n";
+    for (const auto& line : block_lines(cells[c])) out << kBlockIndent << line << '\n';
+  }
+}
+
+// The aligned part of an interval's table: which columns are inline, their text and widths.
+struct Grid {
+  std::vector<size_t> inline_columns;
+  std::vector<bool> is_block;
+  std::vector<std::vector<std::string>> rows;  // inline texts per row
+  std::vector<size_t> widths;
+  std::vector<bool> right;  // numbers align right
+};
+
+Grid build_grid(const IntervalResult& r, const std::vector<std::string>& names) {
+  Grid g;
+  g.is_block.assign(names.size(), false);
+  std::vector<bool> numeric(names.size(), true);
+  for (const auto& row : r.rows) {
+    for (size_t c = 0; c < row.cells.size() && c < names.size(); ++c) {
+      if (is_block_cell(row.cells[c])) g.is_block[c] = true;
+      if (!is_numeric_cell(row.cells[c])) numeric[c] = false;
+    }
+  }
+  for (size_t c = 0; c < names.size(); ++c) {
+    if (g.is_block[c]) continue;
+    g.inline_columns.push_back(c);
+    g.widths.push_back(display_width(names[c]));
+    g.right.push_back(numeric[c] && !r.rows.empty());
+  }
+  for (const auto& row : r.rows) {
+    std::vector<std::string> texts;
+    for (size_t i = 0; i < g.inline_columns.size(); ++i) {
+      size_t c = g.inline_columns[i];
+      texts.push_back(c < row.cells.size() ? escape_control(format_scalar(row.cells[c])) : "");
+      if (texts.back().empty()) texts.back() = "-";
+      g.widths[i] = std::max(g.widths[i], display_width(texts.back()));
+    }
+    g.rows.push_back(std::move(texts));
+  }
+  return g;
+}
+
+void print_interval_rows(std::ostream& out, const IntervalResult& r) {
+  std::vector<std::string> names = column_names(r);
+  if (r.rows.empty()) {
+    out << "(no rows)\n";
+    return;
+  }
+  Grid g = build_grid(r, names);
+  bool has_blocks = g.inline_columns.size() < names.size();
+  if (!g.inline_columns.empty()) {
+    std::vector<std::string> header;
+    for (size_t c : g.inline_columns) header.push_back(escape_control(names[c]));
+    out << join_columns(header, g.widths, g.right) << '\n';
+  }
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    if (has_blocks && i > 0) out << '\n';
+    if (!g.inline_columns.empty()) out << join_columns(g.rows[i], g.widths, g.right) << '\n';
+    print_blocks(out, names, r.rows[i].cells, g.is_block);
+  }
+}
+
+void print_footer(std::ostream& out, uint64_t dropped, uint64_t lost) {
+  if (dropped != 0) out << fmt::format("dropped {} keys (map full: raise max_entries)\n", dropped);
+  if (lost != 0) out << fmt::format("lost {} events\n", lost);
+}
+
+// Column widths for a stream, fixed at its first event from the declared field types; wider
+// values push the line out rather than re-aligning what was printed.
+struct StreamLayout {
+  std::vector<std::string> names;  // "ts" first
+  std::vector<size_t> widths;
+  std::vector<bool> right;
+  std::vector<bool> is_block;  // per event cell (without ts)
+};
+
+size_t default_width(const PlanField& f) {
+  switch (f.kind) {
+    case ValueKind::Unsigned:
+    case ValueKind::Signed:
+      if (f.display != Display::None) return 16;
+      return f.size <= 1 ? 3 : f.size == 2 ? 5 : f.size == 4 ? 7 : 10;
+    case ValueKind::Bool:
+      return 5;
+    case ValueKind::String:
+      return std::min<size_t>(f.size > 0 ? f.size - 1 : 16, 16);
+    case ValueKind::KernelStack:
+    case ValueKind::UserStack:
+      return 0;
+  }
+  return 8;
+}
+
+StreamLayout stream_layout(const StreamRow& row) {
+  StreamLayout l;
+  l.names.push_back("ts");
+  l.widths.push_back(15);
+  l.right.push_back(true);
+  std::vector<std::string> names = field_names(row);
+  for (size_t c = 0; c < names.size(); ++c) {
+    const Cell& cell = row.cells[c];
+    bool numeric = is_numeric_cell(cell);
+    size_t width = numeric ? 7 : 16;
+    if (row.query != nullptr && c < row.query->event_fields.size()) {
+      const PlanField& f = row.query->event_fields[c];
+      width = default_width(f);
+      numeric = (f.kind == ValueKind::Unsigned || f.kind == ValueKind::Signed) &&
+                f.display == Display::None;
+    }
+    l.is_block.push_back(is_block_cell(cell));
+    if (l.is_block.back()) continue;
+    l.names.push_back(names[c]);
+    l.widths.push_back(std::max(width, display_width(names[c])));
+    l.right.push_back(numeric);
+  }
+  return l;
+}
+
+// Kernel timestamps (ns since boot) as seconds with microseconds, the way perf prints them.
+std::string format_ts(uint64_t ts) {
+  return fmt::format("{}.{:06}", ts / 1'000'000'000, ts % 1'000'000'000 / 1000);
+}
+
+class TableOutput final : public Output {
+ public:
+  explicit TableOutput(std::ostream& out) : out_(out) {}
+
+  void interval(const IntervalResult& r) override {
+    begin_section(query_name(r.query), r.time);
+    print_interval_rows(out_, r);
+    print_footer(out_, r.dropped, r.lost);
+    last_stream_ = nullptr;
+  }
+
+  void event(const StreamRow& row) override {
+    auto [it, added] = layouts_.try_emplace(row.query);
+    if (added) it->second = stream_layout(row);
+    const StreamLayout& l = it->second;
+    if (row.query != last_stream_ || added) {
+      begin_section(query_name(row.query), std::chrono::system_clock::now());
+      std::vector<std::string> header;
+      for (const auto& n : l.names) header.push_back(escape_control(n));
+      out_ << join_columns(header, l.widths, l.right) << '\n';
+      last_stream_ = row.query;
+    }
+    print_event(row, l);
+  }
+
+  void flush() override { out_.flush(); }
+
+ private:
+  void begin_section(const std::string& name, std::chrono::system_clock::time_point time) {
+    if (printed_) out_ << '\n';
+    printed_ = true;
+    out_ << "--- " << escape_control(name) << "  " << local_hms(time) << " ---\n";
+  }
+
+  void print_event(const StreamRow& row, const StreamLayout& l) {
+    std::vector<std::string> texts{format_ts(row.ts)};
+    for (size_t c = 0; c < row.cells.size(); ++c) {
+      if (c < l.is_block.size() && l.is_block[c]) continue;
+      if (texts.size() == l.names.size()) break;  // more cells than the first event had
+      std::string text = escape_control(format_scalar(row.cells[c]));
+      texts.push_back(text.empty() ? "-" : text);
+    }
+    out_ << join_columns(texts, l.widths, l.right) << '\n';
+    std::vector<std::string> names = field_names(row);
+    print_blocks(out_, names, row.cells, l.is_block);
+  }
+
+  std::ostream& out_;
+  bool printed_ = false;
+  const PlanQuery* last_stream_ = nullptr;
+  std::map<const PlanQuery*, StreamLayout> layouts_;
+};
+
+}  // namespace
+
+std::unique_ptr<Output> make_table_output(std::ostream& out) {
+  return std::make_unique<TableOutput>(out);
+}
+
+}  // namespace bpfql

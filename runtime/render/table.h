@@ -1,0 +1,22 @@
+// The default output: bpftrace-like text for people at a terminal.
+//
+//   --- opens  11:00:05 ---
+//   comm    count()
+//   nginx        42
+//   sshd          7
+//   dropped 3 keys (map full: raise max_entries)
+//
+// Histograms and stacks print below their row, indented, one bucket or frame per line.
+// Streamed events print one line each under a header that repeats when the query changes.
+#pragma once
+
+#include <memory>
+#include <ostream>
+
+#include "runtime/output.h"
+
+namespace bpfql {
+
+std::unique_ptr<Output> make_table_output(std::ostream& out);
+
+}  // namespace bpfql

@@ -1,0 +1,206 @@
+// run_plan: load, attach, print on schedule, stream events, and on a signal or stop_after print
+// the final result and detach (see session.h). Everything runs on this one thread: libbcc's BPF
+// objects are not thread-safe.
+#include "runtime/session.h"
+
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "runtime/attach.h"
+#include "runtime/collector.h"
+#include "runtime/detach.h"
+#include "runtime/display.h"
+#include "runtime/loader.h"
+#include "runtime/map_reader.h"
+#include "runtime/schedule.h"
+#include "runtime/signals.h"
+#include "runtime/stacks.h"
+#include "runtime/stream.h"
+
+namespace bpfql {
+namespace {
+
+void say(const std::string& message) { std::cerr << "bpfql: " << message << "\n" << std::flush; }
+
+// The one place display functions are applied (display.h, owned by the display module).
+Cell shown(Display d, const Cell& raw, int pid, std::span<const std::string> probes) {
+  return apply_display(d, raw, pid, probes);
+}
+
+// Everything a run holds once the program is loaded.
+class Run {
+ public:
+  Run(const Plan& plan, const RunOptions& options, std::ostream& os, Output& output,
+      std::unique_ptr<ebpf::BPF> bpf)
+      : plan_(plan), options_(options), os_(os), output_(output), bpf_(std::move(bpf)),
+        stacks_(*bpf_), streams_(output, [this](const PlanQuery& q) { return hooks(q); }),
+        schedule_(plan, SteadyClock::now()) {}
+
+  // Returns the exit status.
+  int start_and_loop(SignalFd& signals);
+
+ private:
+  DecodeHooks hooks(const PlanQuery& q) { return DecodeHooks{stacks_.for_query(q), &shown}; }
+  bool setup();
+  void loop(SignalFd& signals);
+  void print(Schedule::Entry& e, SteadyClock::time_point now, bool regular);
+  void finish();
+  void report_lost(bool at_exit);
+  bool output_ok() const { return !os_.fail(); }
+
+  const Plan& plan_;
+  const RunOptions& options_;
+  std::ostream& os_;
+  Output& output_;
+  std::unique_ptr<ebpf::BPF> bpf_;
+  StackSymbolizers stacks_;
+  EventStreams streams_;
+  MapReader maps_;
+  Attachments probes_;
+  Schedule schedule_;
+  std::unordered_map<const PlanQuery*, DecodeHooks> hooks_;
+  SteadyClock::time_point last_lost_report_{};
+};
+
+bool Run::setup() {
+  if (auto e = maps_.open(*bpf_, plan_); !e.empty()) {
+    say("internal error: " + e);
+    return false;
+  }
+  for (const auto& q : plan_.queries)
+    if (!q.streaming) hooks_[&q] = hooks(q);
+  if (auto e = streams_.open(*bpf_, plan_); !e.empty()) {
+    say(e);
+    return false;
+  }
+  AttachResult attached = attach_all(*bpf_, plan_, probes_);
+  if (options_.verbose && !attached.log.empty()) std::cerr << attached.log;
+  if (!attached.error.empty()) {
+    say(attached.error);
+    return false;
+  }
+  std::cerr << "Tracing " << attached.probes << (attached.probes == 1 ? " probe" : " probes")
+            << "... Hit Ctrl-C to end.\n"
+            << std::flush;
+  return true;
+}
+
+int Run::start_and_loop(SignalFd& signals) {
+  bool ok = setup();
+  if (ok) {
+    schedule_ = Schedule(plan_, SteadyClock::now());  // intervals count from attach
+    loop(signals);
+    finish();
+  }
+  detach_all(std::move(bpf_), probes_, /*background=*/true);
+  return ok ? 0 : 1;
+}
+
+void Run::print(Schedule::Entry& e, SteadyClock::time_point now, bool regular) {
+  IntervalResult r;
+  r.query = e.query;
+  r.time = std::chrono::system_clock::now();
+  r.interval_s = schedule_.covered_seconds(e, now, regular);
+  QuerySnapshot snapshot = maps_.read(*e.query);
+  r.dropped = snapshot.dropped;
+  r.rows = build_rows(*e.query, snapshot, hooks_[e.query]);
+  sort_and_limit(*e.query, r.rows);
+  output_.interval(r);
+  output_.flush();
+  e.last_print = now;
+}
+
+void Run::report_lost(bool at_exit) {
+  auto now = SteadyClock::now();
+  if (!at_exit && now - last_lost_report_ < std::chrono::seconds(1)) return;
+  for (const auto& l : streams_.take_new_lost()) {
+    last_lost_report_ = now;
+    say(fmt::format("query {}: lost {} events (the perf buffer was full)", l.query->name, l.count));
+  }
+}
+
+void Run::loop(SignalFd& signals) {
+  int ep = epoll_create1(EPOLL_CLOEXEC);
+  auto watch = [&](int fd) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+  };
+  watch(signals.fd());
+  for (int fd : streams_.fds()) watch(fd);
+
+  epoll_event events[64];
+  for (bool stop = false; !stop;) {
+    auto now = SteadyClock::now();
+    if (schedule_.should_stop(now)) break;
+    for (auto* e : schedule_.take_due(now)) print(*e, now, /*regular=*/true);
+    if (!output_ok()) break;  // the reader of our output went away
+
+    int n = epoll_wait(ep, events, 64, Schedule::timeout_ms(schedule_.next_wakeup(), now));
+    if (n < 0 && errno != EINTR) {
+      say(fmt::format("epoll_wait: {}", std::strerror(errno)));
+      break;
+    }
+    uint64_t delivered = 0;
+    for (int i = 0; i < n; ++i) {
+      if (events[i].data.fd == signals.fd()) stop = signals.take() != 0 || stop;
+      else delivered += streams_.read_ready(events[i].data.fd);
+    }
+    if (delivered) {
+      output_.flush();
+      if (!output_ok()) break;
+    }
+    report_lost(false);
+  }
+  close(ep);
+}
+
+void Run::finish() {
+  if (streams_.drain()) output_.flush();
+  auto now = SteadyClock::now();
+  for (auto& e : schedule_.entries()) {
+    if (!output_ok()) break;
+    if (!schedule_.just_printed(e, now)) print(e, now, /*regular=*/false);
+  }
+  report_lost(true);
+}
+
+}  // namespace
+
+int run_plan(const Plan& plan, const RunOptions& options) {
+  SignalFd signals;  // first: a Ctrl-C during the load queues up instead of killing us mid-way
+  if (auto problem = check_host(plan)) {
+    say(*problem);
+    return 1;
+  }
+  std::ofstream file;
+  if (!options.output_path.empty()) {
+    file.open(options.output_path, std::ios::out | std::ios::trunc);
+    if (!file) {
+      say(fmt::format("cannot write {}: {}", options.output_path, std::strerror(errno)));
+      return 1;
+    }
+  }
+  std::ostream& os = options.output_path.empty() ? std::cout : file;
+  std::unique_ptr<Output> output = make_output(options.format, os);
+
+  LoadResult loaded = load_program(plan);
+  if (options.verbose && !loaded.log.empty()) std::cerr << loaded.log;
+  if (!loaded.bpf) {
+    say(loaded.error);
+    return 1;
+  }
+  Run run(plan, options, os, *output, std::move(loaded.bpf));
+  return run.start_and_loop(signals);
+}
+
+}  // namespace bpfql

@@ -1,0 +1,37 @@
+// signalfd for the run loop (see signals.h).
+#include "runtime/signals.h"
+
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+namespace bpfql {
+
+SignalFd::SignalFd() {
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &mask, &old_mask_);
+  fd_ = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ignore, &old_pipe_);
+}
+
+SignalFd::~SignalFd() {
+  take();  // a second Ctrl-C still queued would otherwise kill us as soon as it is unblocked
+  if (fd_ >= 0) close(fd_);
+  sigaction(SIGPIPE, &old_pipe_, nullptr);
+  pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+}
+
+int SignalFd::take() {
+  int last = 0;
+  signalfd_siginfo info;
+  while (fd_ >= 0 && read(fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info))
+    last = static_cast<int>(info.ssi_signo);
+  return last;
+}
+
+}  // namespace bpfql

@@ -1,0 +1,28 @@
+// SIGINT, SIGTERM and SIGHUP as a readable fd (signalfd), so the run loop waits for signals and
+// perf buffers in one epoll_wait. While a SignalFd lives those signals are blocked (they queue
+// for the fd, even during the load) and SIGPIPE is ignored (a closed output pipe then shows as a
+// write error that ends the run cleanly). The destructor restores both.
+#pragma once
+
+#include <signal.h>
+
+namespace bpfql {
+
+class SignalFd {
+ public:
+  SignalFd();
+  ~SignalFd();
+  SignalFd(const SignalFd&) = delete;
+  SignalFd& operator=(const SignalFd&) = delete;
+
+  int fd() const { return fd_; }
+  // Consumes the queued signals; returns the last one's number, or 0 when none was queued.
+  int take();
+
+ private:
+  int fd_ = -1;
+  sigset_t old_mask_;
+  struct sigaction old_pipe_ {};
+};
+
+}  // namespace bpfql

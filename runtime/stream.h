@@ -1,0 +1,68 @@
+// Streaming queries: their perf buffers, opened on every online CPU. The session polls the
+// readers' fds in its own epoll set (next to the signal fd), so one wait covers both; each event
+// is decoded and handed to Output::event as soon as it is read.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <bcc/BPF.h>
+
+#include "compiler/plan.h"
+#include "runtime/decode.h"
+#include "runtime/output.h"
+
+struct perf_reader;
+
+namespace bpfql {
+
+class EventStreams {
+ public:
+  // hooks_for gives each streaming query its decode hooks (stacks come from the query's map).
+  EventStreams(Output& output, std::function<DecodeHooks(const PlanQuery&)> hooks_for);
+  ~EventStreams();
+  EventStreams(const EventStreams&) = delete;
+  EventStreams& operator=(const EventStreams&) = delete;
+
+  // Opens the perf buffer of every streaming query (page_cnt pages per CPU, a power of two).
+  // Returns "" or the reason it could not.
+  std::string open(ebpf::BPF& bpf, const Plan& plan, int page_cnt = 64);
+
+  std::vector<int> fds() const;
+  // Reads what is ready on one reader fd (from the poll set); returns events delivered.
+  uint64_t read_ready(int fd);
+  // Reads every buffer to the end (at exit).
+  uint64_t drain();
+
+  // Events the kernel dropped because a buffer was full: new since the last call, per query.
+  struct Lost {
+    const PlanQuery* query;
+    uint64_t count;
+  };
+  std::vector<Lost> take_new_lost();
+  uint64_t lost(const PlanQuery* query) const;
+
+ private:
+  struct Stream {
+    EventStreams* owner;
+    const PlanQuery* query;
+    DecodeHooks hooks;
+    uint64_t lost = 0;
+    uint64_t lost_reported = 0;
+    uint64_t delivered = 0;
+  };
+  static void on_event(void* cookie, void* data, int size);
+  static void on_lost(void* cookie, uint64_t count);
+
+  Output& output_;
+  std::function<DecodeHooks(const PlanQuery&)> hooks_for_;
+  std::vector<std::unique_ptr<Stream>> streams_;
+  std::vector<perf_reader*> readers_;
+  std::unordered_map<int, std::pair<perf_reader*, Stream*>> by_fd_;
+};
+
+}  // namespace bpfql

@@ -1,0 +1,317 @@
+// The bpfql command line, end to end, without root: `check` diagnostics (file:line:col, the
+// line, a caret, a suggestion), exit statuses, `compile`, `list`, --help and --version.
+//
+// Type checks read tracepoint formats from tracefs. As root (CI) it is readable; as another user
+// it usually is not, and the tests that need it print "skipped" and pass.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <doctest/doctest.h>
+
+#include "tests/support/process.h"
+
+namespace bpfql::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kBad = BPFQL_CLI_TEST_DIR "/bad";
+const std::string kGood = BPFQL_CLI_TEST_DIR "/good";
+const std::string kMachine = BPFQL_CLI_TEST_DIR "/machine";
+const std::string kLibrary = BPFQL_QUERY_LIBRARY_DIR;
+
+bool tracefs_readable() {
+  for (const char* dir : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
+    std::string format = std::string(dir) + "/events/syscalls/sys_enter_openat/format";
+    if (::access(format.c_str(), R_OK) == 0) return true;
+  }
+  return false;
+}
+
+#define REQUIRE_TRACEFS()                                                                   \
+  do {                                                                                      \
+    if (!tracefs_readable()) {                                                              \
+      MESSAGE("skipped: tracefs is not readable here (run as root, or mount tracefs)");    \
+      return;                                                                               \
+    }                                                                                       \
+  } while (0)
+
+Completed bpfql(std::vector<std::string> args, const SpawnOptions& options = {}) {
+  args.insert(args.begin(), BPFQL_BINARY);
+  return run_to_completion(args, milliseconds(60000), {}, options);
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+std::vector<std::string> yml_files(const std::string& dir) {
+  std::vector<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file() && e.path().extension() == ".yml") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A bad file states what `check` must say in its leading comments:
+//   # expect: LINE:COL TOKEN    (TOKEN: the text that starts at LINE:COL in this file)
+//   # message: TEXT             (one or more; each must appear in the error message)
+struct Expectation {
+  int line = 0;
+  int col = 0;
+  std::string token;
+  std::vector<std::string> messages;
+};
+
+Expectation expectation_of(const std::string& text) {
+  Expectation e;
+  for (const std::string& l : split_lines(text)) {
+    if (l.starts_with("# expect: ")) {
+      std::istringstream in(l.substr(10));
+      char colon = 0;
+      in >> e.line >> colon >> e.col;
+      in.get();
+      std::getline(in, e.token);
+    } else if (l.starts_with("# message: ")) {
+      e.messages.push_back(l.substr(11));
+    }
+  }
+  return e;
+}
+
+// Checks the clang-style diagnostic: "FILE:L:C: error: MESSAGE", the source line, a caret under C.
+void check_diagnostic(const std::string& file, const Completed& run) {
+  std::string text = read_file(file);
+  Expectation want = expectation_of(text);
+  INFO("file: " << file);
+  INFO("stderr:\n" << run.err);
+  REQUIRE_MESSAGE(want.line > 0, "the bad file has no '# expect: LINE:COL TOKEN' comment");
+  REQUIRE_MESSAGE(!want.messages.empty(), "the bad file has no '# message:' comment");
+  std::vector<std::string> source = split_lines(text);
+  REQUIRE(want.line <= static_cast<int>(source.size()));
+  const std::string& source_line = source[want.line - 1];
+  REQUIRE_MESSAGE(source_line.substr(want.col - 1).starts_with(want.token),
+                  "test data: line " << want.line << " col " << want.col << " is not '" << want.token << "'");
+
+  CHECK(run.status.exited_with(2));
+  std::string prefix = file + ":" + std::to_string(want.line) + ":" + std::to_string(want.col) + ": error: ";
+  std::vector<std::string> lines = split_lines(run.err);
+  auto at = std::find_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.starts_with(prefix); });
+  REQUIRE_MESSAGE(at != lines.end(), "expected a line starting with '" << prefix << "'");
+  std::string message = at->substr(prefix.size());
+  for (const std::string& m : want.messages) CHECK_MESSAGE(message.find(m) != std::string::npos, "message lacks '" << m << "'");
+
+  // The source line follows, then a caret under the column (both with the same indentation).
+  auto shown = std::find_if(at, lines.end(), [&](const std::string& l) {
+    return l.size() >= source_line.size() && l.ends_with(source_line);
+  });
+  REQUIRE_MESSAGE(shown != lines.end(), "the source line '" << source_line << "' is not shown");
+  REQUIRE_MESSAGE(shown + 1 != lines.end(), "no caret line after the source line");
+  size_t indent = shown->size() - source_line.size();
+  const std::string& caret = *(shown + 1);
+  CHECK_MESSAGE(caret.find('^') == indent + want.col - 1, "caret line '" << caret << "' does not point at column " << want.col);
+}
+
+TEST_CASE("check: every file in tests/cli/bad fails with its position and message") {
+  REQUIRE_TRACEFS();
+  std::vector<std::string> files = yml_files(kBad);
+  REQUIRE(files.size() >= 15);
+  for (const std::string& file : files) {
+    SUBCASE(fs::path(file).stem().c_str()) { check_diagnostic(file, bpfql({"check", file})); }
+  }
+}
+
+TEST_CASE("run: a probe this machine cannot offer is an error naming the probe and the reason") {
+  REQUIRE_TRACEFS();
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: run needs root");
+    return;
+  }
+  bool have_kprobes = fs::exists("/sys/kernel/tracing/kprobe_events") ||
+                      fs::exists("/sys/kernel/debug/tracing/kprobe_events");
+  if (have_kprobes) {
+    MESSAGE("skipped: this kernel has kprobes");
+    return;
+  }
+  // Exit 1 (attach) or 2 (query) are both fair: the spec asks for the probe and the reason.
+  std::string file = kMachine + "/kprobe-unavailable.yml";
+  Completed run = bpfql({"run", file, "-f", "json", "--stop-after", "5s"});
+  INFO("stderr:\n" << run.err);
+  CHECK((run.status.exited_with(1) || run.status.exited_with(2)));
+  CHECK(run.err.find("kprobe:do_sys_openat2") != std::string::npos);
+  CHECK(lower(run.err).find("not available") != std::string::npos);
+  CHECK(run.out.empty());
+}
+
+TEST_CASE("check: good files and the spec's examples pass with exit 0") {
+  REQUIRE_TRACEFS();
+  for (const std::string& file : yml_files(kGood)) {
+    SUBCASE(fs::path(file).stem().c_str()) {
+      Completed run = bpfql({"check", file});
+      INFO("stderr:\n" << run.err);
+      CHECK(run.status.exited_with(0));
+      CHECK(lower(run.err).find("error") == std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("check: every query of the shared library passes") {
+  REQUIRE_TRACEFS();
+  std::vector<std::string> files = yml_files(kLibrary);
+  REQUIRE(files.size() >= 10);
+  for (const std::string& file : files) {
+    SUBCASE(file.c_str()) {
+      std::string text = read_file(file);
+      bool described = text.starts_with("description:") || text.find("\ndescription:") != std::string::npos ||
+                       text.find("  description:") != std::string::npos;
+      CHECK_MESSAGE(described, "library queries must have a description");
+      Completed run = bpfql({"check", file});
+      INFO("stderr:\n" << run.err);
+      CHECK(run.status.exited_with(0));
+    }
+  }
+}
+
+TEST_CASE("check: several files at once, one bad, exits 2 and names the bad one") {
+  REQUIRE_TRACEFS();
+  std::string good = kGood + "/spec-a.yml";
+  std::string bad = kBad + "/unknown-field.yml";
+  Completed run = bpfql({"check", good, bad});
+  INFO("stderr:\n" << run.err);
+  CHECK(run.status.exited_with(2));
+  CHECK(run.err.find(bad + ":") != std::string::npos);
+  CHECK(run.err.find(good + ":") == std::string::npos);
+}
+
+TEST_CASE("names resolve through BPFQL_PATH: syscalls/top is <dir>/syscalls/top.yml") {
+  REQUIRE_TRACEFS();
+  SpawnOptions env{.env = {{"BPFQL_PATH", "/nonexistent-bpfql-dir:" + kLibrary}}};
+  Completed run = bpfql({"check", "syscalls/top"}, env);
+  INFO("stderr:\n" << run.err);
+  CHECK(run.status.exited_with(0));
+}
+
+TEST_CASE("list queries shows the library with descriptions") {
+  SpawnOptions env{.env = {{"BPFQL_PATH", kLibrary}}};
+  Completed run = bpfql({"list", "queries"}, env);
+  INFO("stdout:\n" << run.out << "\nstderr:\n" << run.err);
+  CHECK(run.status.exited_with(0));
+  CHECK(run.out.find("syscalls/top") != std::string::npos);
+  CHECK(run.out.find("process/execs") != std::string::npos);
+  // The description of syscalls/top, as written in its file.
+  std::string text = read_file(kLibrary + "/syscalls/top.yml");
+  size_t at = text.find("description: ");
+  REQUIRE(at != std::string::npos);
+  std::string description = text.substr(at + 13, text.find('\n', at) - at - 13);
+  CHECK_MESSAGE(run.out.find(description) != std::string::npos, "description '" << description << "' not listed");
+}
+
+TEST_CASE("list tracepoints PATTERN shows matching tracepoints") {
+  REQUIRE_TRACEFS();
+  Completed run = bpfql({"list", "tracepoints", "syscalls:sys_enter_getpp*"});
+  INFO("stdout:\n" << run.out << "\nstderr:\n" << run.err);
+  CHECK(run.status.exited_with(0));
+  CHECK(run.out.find("syscalls:sys_enter_getppid") != std::string::npos);
+  CHECK(run.out.find("sys_enter_openat") == std::string::npos);
+}
+
+TEST_CASE("compile prints BPF C that names the query") {
+  REQUIRE_TRACEFS();
+  for (const char* name : {"spec-a", "spec-b", "streaming", "expressions"}) {
+    SUBCASE(name) {
+      Completed run = bpfql({"compile", kGood + "/" + name + ".yml"});
+      INFO("stderr:\n" << run.err);
+      CHECK(run.status.exited_with(0));
+      std::string query = std::string(name) == "spec-a" ? "read-bytes" : std::string(name) == "spec-b" ? "opens" : name;
+      CHECK_MESSAGE(run.out.find(query) != std::string::npos, "the C does not mention query '" << query << "'");
+      CHECK(run.out.find("{") != std::string::npos);
+      CHECK(run.out.find("bpf_") != std::string::npos);  // BPF helpers or BCC macros
+    }
+  }
+}
+
+TEST_CASE("compile of a bad file exits 2 with the diagnostic") {
+  REQUIRE_TRACEFS();
+  std::string file = kBad + "/unknown-field.yml";
+  check_diagnostic(file, bpfql({"compile", file}));
+}
+
+TEST_CASE("--help explains the commands and shows examples") {
+  Completed run = bpfql({"--help"});
+  INFO("stdout:\n" << run.out);
+  CHECK(run.status.exited_with(0));
+  std::string text = lower(run.out);
+  CHECK(text.find("example") != std::string::npos);
+  for (const char* command : {"run", "check", "compile", "list"}) CHECK(text.find(command) != std::string::npos);
+}
+
+TEST_CASE("--version prints the version") {
+  Completed run = bpfql({"--version"});
+  CHECK(run.status.exited_with(0));
+  CHECK(run.out.find(BPFQL_VERSION) != std::string::npos);
+}
+
+TEST_CASE("a file that does not exist is a usage error naming it") {
+  Completed run = bpfql({"check", "/nonexistent/bpfql-no-such-query.yml"});
+  INFO("stderr:\n" << run.err);
+  CHECK(run.status.exited_with(2));
+  CHECK(run.err.find("bpfql-no-such-query") != std::string::npos);
+}
+
+TEST_CASE("an empty file is an error") {
+  char dir_template[] = "/tmp/bpfql-cli-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template));
+  std::string file = std::string(dir_template) + "/empty.yml";
+  std::ofstream(file).close();
+  Completed run = bpfql({"check", file});
+  fs::remove_all(dir_template);
+  INFO("stderr:\n" << run.err);
+  CHECK(run.status.exited_with(2));
+  CHECK(run.err.find(file) != std::string::npos);
+  CHECK(lower(run.err).find("empty") != std::string::npos);
+}
+
+TEST_CASE("parameters on the command line are checked before anything is loaded") {
+  REQUIRE_TRACEFS();
+  std::string query = BPFQL_INTEGRATION_QUERY_DIR "/getppid-count.yml";
+  SUBCASE("a parameter without default and without -p") {
+    Completed run = bpfql({"run", query, "-f", "json"});
+    INFO("stderr:\n" << run.err);
+    CHECK(run.status.exited_with(2));
+    CHECK(run.err.find("pid") != std::string::npos);
+  }
+  SUBCASE("a value of the wrong type") {
+    Completed run = bpfql({"run", query, "-p", "pid=abc"});
+    INFO("stderr:\n" << run.err);
+    CHECK(run.status.exited_with(2));
+    CHECK(run.err.find("abc") != std::string::npos);
+  }
+  SUBCASE("a parameter the query does not declare") {
+    Completed run = bpfql({"run", query, "-p", "pid=1", "-p", "pdi=2"});
+    INFO("stderr:\n" << run.err);
+    CHECK(run.status.exited_with(2));
+    CHECK(run.err.find("pdi") != std::string::npos);
+  }
+}
+
+TEST_CASE("an unknown output format is a usage error") {
+  Completed run = bpfql({"run", kGood + "/spec-a.yml", "-f", "xml"});
+  INFO("stderr:\n" << run.err);
+  CHECK(run.status.exited_with(2));
+}
+
+}  // namespace
+}  // namespace bpfql::test

@@ -1,0 +1,237 @@
+// Aggregates on the real kernel: the workload makes an exactly known set of system calls and
+// every number bpfql prints must match it exactly.
+#include <doctest/doctest.h>
+
+#include "tests/integration/harness.h"
+
+namespace bpfql::test {
+namespace {
+
+TEST_CASE("count() of getppid calls is exact") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("getppid-count.yml")}, .workload = {"getppid", "1000"}});
+  CHECK(run.status.exited_with(0));
+  CHECK(run.workload_out == "done getppid 1000\n");
+  json rows = final_rows(run, "getppid-count");
+  REQUIRE(rows.size() == 1);
+  CHECK(as_int(rows[0]["count()"]) == 1000);
+}
+
+TEST_CASE("a group_by key may be selected next to an aggregate") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("count-by-comm.yml")}, .workload = {"getppid", "500"}});
+  json rows = final_rows(run, "count-by-comm");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["comm"] == "bpfql-wl");
+  CHECK(as_int(rows[0]["count()"]) == 500);
+}
+
+TEST_CASE("count by comm and pid: group_by keys are columns") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("count-by-comm-pid.yml")}, .workload = {"getppid", "700"}});
+  json rows = final_rows(run, "count-by-comm-pid");
+  REQUIRE(rows.size() == 1);
+  json row = row_where(rows, {{"comm", "bpfql-wl"}, {"pid", run.workload_pid}});
+  CHECK(as_int(row["calls"]) == 700);
+}
+
+TEST_CASE("where comm == \"bpfql-wl\" keeps the workload's calls, per pid") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("comm-filter.yml")}, .workload = {"getppid", "321"},
+                        .pass_pid = false});
+  json rows = final_rows(run, "comm-filter");
+  json row = row_where(rows, {{"pid", run.workload_pid}});
+  CHECK(as_int(row["calls"]) == 321);
+}
+
+TEST_CASE("sum, min, max and avg of read() return values") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("read-bytes.yml")}, .workload = {"read", "1000", "1000"}});
+  json rows = final_rows(run, "read-bytes");
+  REQUIRE(rows.size() == 1);
+  CHECK(as_int(rows[0]["reads"]) == 1000);
+  CHECK(as_int(rows[0]["bytes"]) == 1000 * 1000);
+  CHECK(as_int(rows[0]["smallest"]) == 1000);
+  CHECK(as_int(rows[0]["largest"]) == 1000);
+  CHECK(as_double(rows[0]["mean"]) == doctest::Approx(1000.0));
+}
+
+TEST_CASE("stats() gives count, avg and sum") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("read-stats.yml")}, .workload = {"read", "400", "1500"}});
+  json rows = final_rows(run, "read-stats");
+  REQUIRE(rows.size() == 1);
+  json stats = rows[0]["stats(retval)"];
+  INFO("stats(retval): " << stats.dump());
+  CHECK(as_int(stats["count"]) == 400);
+  CHECK(as_int(stats["sum"]) == 400 * 1500);
+  CHECK(as_double(stats["avg"]) == doctest::Approx(1500.0));
+}
+
+// Buckets are {"min":A,"max":B,"count":N}, max exclusive; only the populated one may count.
+void check_single_bucket(const json& buckets, int64_t min, int64_t max, int64_t count) {
+  INFO("buckets: " << buckets.dump());
+  REQUIRE(buckets.is_array());
+  int64_t total = 0;
+  int populated = 0;
+  for (const json& b : buckets) {
+    int64_t n = as_int(b["count"]);
+    total += n;
+    if (n == 0) continue;
+    ++populated;
+    CHECK(as_int(b["min"]) == min);
+    CHECK(as_int(b["max"]) == max);
+    CHECK(n == count);
+  }
+  CHECK(populated == 1);
+  CHECK(total == count);
+}
+
+TEST_CASE("hist(): every read of 1000 bytes lands in [512, 1024)") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("read-hist.yml")}, .workload = {"read", "800", "1000"}});
+  json rows = final_rows(run, "read-hist");
+  REQUIRE(rows.size() == 1);
+  check_single_bucket(rows[0]["hist(retval)"], 512, 1024, 800);
+}
+
+TEST_CASE("lhist(retval, 0, 4096, 512): reads of 1500 bytes land in [1024, 1536)") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("read-lhist.yml")}, .workload = {"read", "600", "1500"}});
+  json rows = final_rows(run, "read-lhist");
+  REQUIRE(rows.size() == 1);
+  check_single_bucket(rows[0]["lhist(retval, 0, 4096, 512)"], 1024, 1536, 600);
+}
+
+TEST_CASE("percentile() is within the stated relative error of 1/16") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("read-percentile.yml")}, .workload = {"read", "500", "1000"}});
+  json rows = final_rows(run, "read-percentile");
+  REQUIRE(rows.size() == 1);
+  json size = rows[0]["size"];
+  INFO("size: " << size.dump());
+  for (const char* p : {"p50", "p99"}) {
+    double v = as_double(size[p]);
+    CHECK(v >= 1000.0 * (1 - 1.0 / 16));
+    CHECK(v <= 1000.0 * (1 + 1.0 / 16));
+  }
+}
+
+TEST_CASE("`in` filters and arithmetic inside sum()") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("read-in.yml")},
+                        .workload = {"read", "5", "100", "read", "7", "200", "read", "9", "300"}});
+  json rows = final_rows(run, "read-in");
+  REQUIRE(rows.size() == 1);
+  CHECK(as_int(rows[0]["reads"]) == 12);
+  CHECK(as_int(rows[0]["hundreds"]) == 5 * 1 + 7 * 2);
+}
+
+TEST_CASE("count and sum of write() sizes from tracepoint args") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("writes.yml")}, .workload = {"write", "250", "4096"}});
+  json rows = final_rows(run, "writes");
+  REQUIRE(rows.size() == 1);
+  CHECK(as_int(rows[0]["writes"]) == 250);
+  CHECK(as_int(rows[0]["bytes"]) == 250 * 4096);
+}
+
+TEST_CASE("syscall() names raw syscall numbers") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("syscall-names.yml")},
+                        .workload = {"getppid", "300", "read", "200", "64"}});
+  json rows = final_rows(run, "syscall-names");
+  CHECK(as_int(row_where(rows, {{"call", "getppid"}})["calls"]) == 300);
+  CHECK(as_int(row_where(rows, {{"call", "read"}})["calls"]) == 200);
+}
+
+TEST_CASE("errno() and syscall() name failed system calls") {
+  BPFQL_REQUIRE_ROOT();
+  TempDir dir;
+  TraceRun run = trace({.queries = {query_file("errors.yml")},
+                        .workload = {"open-missing", "42", dir.file("missing")}});
+  json rows = final_rows(run, "errors");
+  CHECK(as_int(row_where(rows, {{"call", "openat"}, {"error", "ENOENT"}})["failures"]) == 42);
+}
+
+TEST_CASE("user() names the uid") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("users.yml")}, .workload = {"getppid", "77"}});
+  json rows = final_rows(run, "users");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["user"] == "root");
+  CHECK(as_int(rows[0]["calls"]) == 77);
+}
+
+std::vector<int64_t> column(const json& rows, const char* name) {
+  std::vector<int64_t> values;
+  for (const json& row : rows) values.push_back(as_int(row[name]));
+  return values;
+}
+
+TEST_CASE("order_by desc with limit prints the top rows in order") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("order-desc.yml")}, .workload = {"read-sizes", "20"}});
+  json rows = final_rows(run, "order-desc");
+  INFO("rows: " << rows.dump());
+  CHECK(column(rows, "size") == std::vector<int64_t>{20, 19, 18});
+  CHECK(column(rows, "bytes") == std::vector<int64_t>{20, 19, 18});
+}
+
+TEST_CASE("order_by asc with limit prints the bottom rows in order") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("order-asc.yml")}, .workload = {"read-sizes", "20"}});
+  json rows = final_rows(run, "order-asc");
+  INFO("rows: " << rows.dump());
+  CHECK(column(rows, "size") == std::vector<int64_t>{1, 2, 3});
+}
+
+TEST_CASE("max_entries: keys beyond the capacity are dropped and counted") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("max-entries.yml")}, .workload = {"read-sizes", "25"}});
+  std::vector<json> prints = intervals_of(run, "max-entries");
+  REQUIRE(!prints.empty());
+  const json& last = prints.back();
+  INFO("record: " << last.dump());
+  CHECK(last["rows"].size() == 10);
+  int64_t kept = 0;
+  for (const json& row : last["rows"]) kept += as_int(row["reads"]);
+  CHECK(kept == 10);
+  CHECK(as_int(last["dropped"]) == 15);
+}
+
+TEST_CASE("a list of probes, grouped by the probe that fired") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("probe-list.yml")},
+                        .workload = {"getppid", "111", "getpid", "222"}});
+  json rows = final_rows(run, "probe-list");
+  INFO("rows: " << rows.dump());
+  REQUIRE(rows.size() == 2);
+  for (const json& row : rows) {
+    std::string probe = row["probe"].get<std::string>();
+    if (probe.find("getppid") != std::string::npos) CHECK(as_int(row["calls"]) == 111);
+    else if (probe.find("getpid") != std::string::npos) CHECK(as_int(row["calls"]) == 222);
+    else FAIL("unexpected probe " << probe);
+  }
+}
+
+TEST_CASE("a wildcard probe attaches to every matching tracepoint") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("wildcard.yml")},
+                        .workload = {"getppid", "40", "getpid", "60"}});
+  json rows = final_rows(run, "wildcard");
+  REQUIRE(rows.size() == 1);
+  CHECK(as_int(rows[0]["calls"]) == 100);
+}
+
+TEST_CASE("sched_process_fork counted by the parent's pid field") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("forks.yml")}, .workload = {"fork", "25"}});
+  json rows = final_rows(run, "forks");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["parent"] == "bpfql-wl");
+  CHECK(as_int(rows[0]["forks"]) == 25);
+}
+
+}  // namespace
+}  // namespace bpfql::test

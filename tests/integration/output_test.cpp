@@ -1,0 +1,181 @@
+// What bpfql prints: several queries in one file, interval prints, cumulative maps, streamed
+// events, and the csv and table formats.
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <doctest/doctest.h>
+
+#include "tests/integration/harness.h"
+
+namespace bpfql::test {
+namespace {
+
+TEST_CASE("a multi-query file prints each query under its own name") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("multi.yml")}, .workload = {"mixed", "300", "2000"}});
+  json calls = final_rows(run, "calls");
+  json bytes = final_rows(run, "bytes");
+  REQUIRE(calls.size() == 1);
+  REQUIRE(bytes.size() == 1);
+  CHECK(as_int(calls[0]["calls"]) == 300);
+  CHECK(as_int(bytes[0]["bytes"]) == 300 * 2000);
+  for (const json& r : run.records) {
+    INFO("record: " << r.dump());
+    CHECK((r["query"] == "calls" || r["query"] == "bytes"));
+  }
+}
+
+TEST_CASE("two query files given to one run") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("getppid-count.yml"), query_file("read-bytes.yml")},
+                        .workload = {"mixed", "50", "100"}});
+  CHECK(as_int(final_rows(run, "getppid-count")[0]["count()"]) == 50);
+  CHECK(as_int(final_rows(run, "read-bytes")[0]["bytes"]) == 50 * 100);
+}
+
+int64_t total_calls(const std::vector<json>& prints) {
+  int64_t total = 0;
+  for (const json& p : prints)
+    for (const json& row : p["rows"]) total += as_int(row["calls"]);
+  return total;
+}
+
+TEST_CASE("interval: 1s prints several times and the prints add up to every call") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("interval.yml")}, .workload = {"getppid-paced", "300", "3000"}});
+  CHECK(run.status.exited_with(0));
+  std::vector<json> prints = intervals_of(run, "interval");
+  INFO("stdout:\n" << run.out);
+  CHECK(prints.size() >= 3);
+  CHECK(total_calls(prints) == 300);
+  for (const json& p : prints) {
+    CHECK(p.contains("time"));
+    CHECK(p["time"].is_string());
+    CHECK(as_int(p["dropped"]) == 0);
+    CHECK(as_int(p["lost"]) == 0);
+  }
+  // Full intervals in the middle of the run cover about a second each.
+  for (size_t i = 0; i + 1 < prints.size(); ++i) {
+    CHECK(as_double(prints[i]["interval_s"]) == doctest::Approx(1.0).epsilon(0.25));
+  }
+}
+
+TEST_CASE("--interval on the command line overrides a query without one") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("getppid-count.yml")},
+                        .workload = {"getppid-paced", "200", "2500"},
+                        .extra_args = {"--interval", "500ms"}});
+  std::vector<json> prints = intervals_of(run, "getppid-count");
+  INFO("stdout:\n" << run.out);
+  CHECK(prints.size() >= 4);
+  int64_t total = 0;
+  for (const json& p : prints)
+    for (const json& row : p["rows"]) total += as_int(row["count()"]);
+  CHECK(total == 200);
+}
+
+TEST_CASE("cumulative: true keeps counting across prints") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("cumulative.yml")}, .workload = {"getppid-paced", "200", "2000"}});
+  std::vector<json> prints = intervals_of(run, "cumulative");
+  INFO("stdout:\n" << run.out);
+  REQUIRE(prints.size() >= 3);
+  int64_t previous = 0;
+  for (const json& p : prints) {
+    int64_t now = p["rows"].empty() ? 0 : as_int(p["rows"][0]["calls"]);
+    CHECK(now >= previous);
+    previous = now;
+  }
+  CHECK(previous == 200);
+}
+
+TEST_CASE("select of plain values streams one record per event") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("stream-read.yml")}, .workload = {"read", "200", "1000"}});
+  std::vector<json> events = events_of(run, "stream-read");
+  INFO("stdout:\n" << run.out);
+  CHECK(events.size() == 200);
+  for (const json& e : events) {
+    CHECK(as_int(e["pid"]) == run.workload_pid);
+    CHECK(e["comm"] == "bpfql-wl");
+    CHECK(as_int(e["retval"]) == 1000);
+    // Per-CPU buffers: events of a migrating thread may arrive out of order, so no order check.
+    CHECK(as_int(e["ts"]) > 0);
+  }
+}
+
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> fields;
+  std::string field;
+  std::istringstream in(line);
+  while (std::getline(in, field, ',')) fields.push_back(field);
+  if (!line.empty() && line.back() == ',') fields.emplace_back();
+  return fields;
+}
+
+// The spec fixes "a header line, then rows"; leading columns such as query and time are allowed,
+// the row's own columns come last.
+TEST_CASE("-f csv: a header line, then the row") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("count-by-comm.yml")}, .workload = {"getppid", "123"}, .format = "csv"});
+  CHECK(run.status.exited_with(0));
+  std::vector<std::string> lines = split_lines(run.out);
+  std::erase(lines, "");
+  INFO("stdout:\n" << run.out);
+  REQUIRE(lines.size() == 2);
+  std::vector<std::string> header = csv_fields(lines[0]);
+  std::vector<std::string> row = csv_fields(lines[1]);
+  REQUIRE(header.size() >= 2);
+  CHECK(row.size() == header.size());
+  CHECK(std::vector<std::string>(header.end() - 2, header.end()) == std::vector<std::string>{"comm", "count()"});
+  CHECK(std::vector<std::string>(row.end() - 2, row.end()) == std::vector<std::string>{"bpfql-wl", "123"});
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (header[i] == "query") CHECK(row[i] == "count-by-comm");
+  }
+}
+
+TEST_CASE("-f table (the default): the row holds the comm and the exact count") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("count-by-comm.yml")}, .workload = {"getppid", "4567"}, .format = "table"});
+  CHECK(run.status.exited_with(0));
+  INFO("stdout:\n" << run.out);
+  bool found = false;
+  for (const std::string& line : split_lines(run.out)) {
+    std::istringstream words(line);
+    std::vector<std::string> cells;
+    for (std::string w; words >> w;)
+      if (w != "|") cells.push_back(w);
+    if (std::find(cells.begin(), cells.end(), "bpfql-wl") != cells.end() &&
+        std::find(cells.begin(), cells.end(), "4567") != cells.end())
+      found = true;
+  }
+  CHECK_MESSAGE(found, "no table line holds both 'bpfql-wl' and '4567'");
+  CHECK(run.out.find("count()") != std::string::npos);
+}
+
+TEST_CASE("-o FILE writes the output to the file, not to stdout") {
+  BPFQL_REQUIRE_ROOT();
+  TempDir dir;
+  std::string out_file = dir.file("out.ndjson");
+  TraceRun run = trace({.queries = {query_file("getppid-count.yml")}, .workload = {"getppid", "99"},
+                        .extra_args = {"-o", out_file}});
+  CHECK(run.status.exited_with(0));
+  CHECK(run.records.empty());
+  std::ifstream in(out_file);
+  REQUIRE_MESSAGE(in.good(), "-o did not create " << out_file);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  json record = json::parse(last, nullptr, false);
+  INFO("last line of " << out_file << ": " << last);
+  REQUIRE(record.is_object());
+  CHECK(record["query"] == "getppid-count");
+  CHECK(as_int(record["rows"][0]["count()"]) == 99);
+}
+
+}  // namespace
+}  // namespace bpfql::test

@@ -1,0 +1,225 @@
+// bpfql-workload: a process that makes an exactly known set of system calls, so integration
+// tests can assert exact numbers. Usage: bpfql-workload STEP [STEP...], where a STEP is one of
+//   getppid N            N getppid() calls
+//   getpid N             N getpid() calls
+//   getppid-paced N MS   N getppid() calls spread evenly over MS milliseconds
+//   read N SIZE          N read()s of exactly SIZE bytes from /dev/zero (sys_exit_read ret == SIZE)
+//   read-sizes N         one read() of each size 1..N bytes from /dev/zero
+//   write N SIZE         N write()s of SIZE bytes to /dev/null
+//   openat N PATH        N openat(PATH, O_RDONLY|O_CREAT) + close (the file is left behind)
+//   open-missing N PATH  N openat(PATH, O_RDONLY) that fail (PATH must not exist)
+//   sleep MS...          one clock_nanosleep per value (in milliseconds)
+//   fork N               N fork()s; each child _exit(0)s at once and is reaped
+//   mixed N SIZE         getppid N, then read N SIZE
+//
+// Before doing anything it names itself "bpfql-wl" and waits until stdin is readable (a line or
+// EOF), so a test can attach bpfql to its pid first. It waits with poll() and never reads stdin:
+// a read() would show up in the read tests. When done it prints one line per step, "done STEP N",
+// in a single write() to stdout after all steps.
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REPORT_SIZE 8192
+
+static char report[REPORT_SIZE];
+static size_t report_len;
+
+static void die(const char* what) {
+  fprintf(stderr, "bpfql-workload: %s: %s\n", what, strerror(errno));
+  exit(1);
+}
+
+static void usage(const char* why) {
+  fprintf(stderr, "bpfql-workload: %s\nsee the comment at the top of workload.c for the steps\n", why);
+  exit(2);
+}
+
+static long number(const char* text) {
+  char* end = NULL;
+  errno = 0;
+  long value = strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || value < 0) usage("expected a non-negative number");
+  return value;
+}
+
+static void note(const char* step, long n) {
+  int written = snprintf(report + report_len, REPORT_SIZE - report_len, "done %s %ld\n", step, n);
+  if (written > 0 && (size_t)written < REPORT_SIZE - report_len) report_len += (size_t)written;
+}
+
+static void sleep_ns(long long ns) {
+  struct timespec ts = {.tv_sec = ns / 1000000000LL, .tv_nsec = ns % 1000000000LL};
+  while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR) {
+  }
+}
+
+static void do_getppid(long n) {
+  for (long i = 0; i < n; ++i) syscall(SYS_getppid);
+}
+
+static void do_getpid(long n) {
+  for (long i = 0; i < n; ++i) syscall(SYS_getpid);
+}
+
+static void do_getppid_paced(long n, long ms) {
+  long long gap = n > 0 ? ms * 1000000LL / n : 0;
+  for (long i = 0; i < n; ++i) {
+    syscall(SYS_getppid);
+    sleep_ns(gap);
+  }
+}
+
+static char* buffer_of(long size) {
+  char* buf = malloc(size > 0 ? (size_t)size : 1);
+  if (!buf) die("malloc");
+  return buf;
+}
+
+// The file descriptors are opened before the wait, so the traced part holds only the I/O itself.
+static void do_read(int fd, long n, long size, char* buf) {
+  for (long i = 0; i < n; ++i) {
+    ssize_t got = read(fd, buf, (size_t)size);
+    if (got != size) die("short read from /dev/zero");
+  }
+}
+
+static void do_read_sizes(int fd, long n, char* buf) {
+  for (long size = 1; size <= n; ++size) {
+    if (read(fd, buf, (size_t)size) != size) die("short read from /dev/zero");
+  }
+}
+
+static void do_write(int fd, long n, long size, const char* buf) {
+  for (long i = 0; i < n; ++i) {
+    if (write(fd, buf, (size_t)size) != size) die("short write to /dev/null");
+  }
+}
+
+static void do_openat(long n, const char* path, int flags, int must_fail) {
+  for (long i = 0; i < n; ++i) {
+    long fd = syscall(SYS_openat, AT_FDCWD, path, flags, 0600);
+    if (must_fail && fd >= 0) usage("open-missing: the path exists");
+    if (!must_fail && fd < 0) die(path);
+    if (fd >= 0) close((int)fd);
+  }
+}
+
+static void do_fork(long n) {
+  for (long i = 0; i < n; ++i) {
+    pid_t child = fork();
+    if (child < 0) die("fork");
+    if (child == 0) _exit(0);
+    if (waitpid(child, NULL, 0) < 0) die("waitpid");
+  }
+}
+
+static void wait_for_release(void) {
+  struct pollfd p = {.fd = 0, .events = POLLIN};
+  while (poll(&p, 1, -1) < 0) {
+    if (errno != EINTR) die("poll stdin");
+  }
+}
+
+// Every step needs its arguments known before the wait, so parse first, run later.
+struct step {
+  const char* name;
+  long a, b;
+  const char* path;
+  char** sleeps;
+  int nsleeps;
+  char* buf;
+};
+
+static int parse_steps(int argc, char** argv, struct step* steps, int max_steps) {
+  int count = 0;
+  for (int i = 1; i < argc;) {
+    if (count == max_steps) usage("too many steps");
+    struct step* s = &steps[count++];
+    memset(s, 0, sizeof *s);
+    s->name = argv[i++];
+    const char* name = s->name;
+    int args_needed = 0;
+    if (!strcmp(name, "getppid") || !strcmp(name, "getpid") || !strcmp(name, "read-sizes") ||
+        !strcmp(name, "fork")) {
+      args_needed = 1;
+    } else if (!strcmp(name, "getppid-paced") || !strcmp(name, "read") || !strcmp(name, "write") ||
+               !strcmp(name, "openat") || !strcmp(name, "open-missing") || !strcmp(name, "mixed")) {
+      args_needed = 2;
+    } else if (!strcmp(name, "sleep")) {
+      s->sleeps = &argv[i];
+      while (i < argc && argv[i][0] >= '0' && argv[i][0] <= '9') {
+        number(argv[i]);
+        ++i;
+        ++s->nsleeps;
+      }
+      if (s->nsleeps == 0) usage("sleep needs at least one MS value");
+      continue;
+    } else {
+      usage("unknown step");
+    }
+    if (i + args_needed > argc) usage("missing step arguments");
+    s->a = number(argv[i]);
+    if (args_needed == 2) {
+      int path_arg = !strcmp(name, "openat") || !strcmp(name, "open-missing");
+      if (path_arg) s->path = argv[i + 1];
+      else s->b = number(argv[i + 1]);
+    }
+    i += args_needed;
+  }
+  if (count == 0) usage("no steps given");
+  return count;
+}
+
+static void run_step(struct step* s, int zero_fd, int null_fd) {
+  const char* name = s->name;
+  if (!strcmp(name, "getppid")) do_getppid(s->a);
+  else if (!strcmp(name, "getpid")) do_getpid(s->a);
+  else if (!strcmp(name, "getppid-paced")) do_getppid_paced(s->a, s->b);
+  else if (!strcmp(name, "read")) do_read(zero_fd, s->a, s->b, s->buf);
+  else if (!strcmp(name, "read-sizes")) do_read_sizes(zero_fd, s->a, s->buf);
+  else if (!strcmp(name, "write")) do_write(null_fd, s->a, s->b, s->buf);
+  else if (!strcmp(name, "openat")) do_openat(s->a, s->path, O_RDONLY | O_CREAT, 0);
+  else if (!strcmp(name, "open-missing")) do_openat(s->a, s->path, O_RDONLY, 1);
+  else if (!strcmp(name, "fork")) do_fork(s->a);
+  else if (!strcmp(name, "mixed")) {
+    do_getppid(s->a);
+    do_read(zero_fd, s->a, s->b, s->buf);
+  } else if (!strcmp(name, "sleep")) {
+    for (int k = 0; k < s->nsleeps; ++k) sleep_ns(number(s->sleeps[k]) * 1000000LL);
+    note(name, s->nsleeps);
+    return;
+  }
+  note(name, s->a);
+}
+
+int main(int argc, char** argv) {
+  struct step steps[64];
+  int count = parse_steps(argc, argv, steps, 64);
+  int zero_fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+  int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (zero_fd < 0 || null_fd < 0) die("open /dev/zero or /dev/null");
+  for (int k = 0; k < count; ++k) {
+    long size = steps[k].b;
+    if (!strcmp(steps[k].name, "read-sizes")) size = steps[k].a;
+    steps[k].buf = buffer_of(size);
+    memset(steps[k].buf, 'x', size > 0 ? (size_t)size : 1);
+  }
+  if (prctl(PR_SET_NAME, "bpfql-wl", 0, 0, 0) != 0) die("prctl(PR_SET_NAME)");
+
+  wait_for_release();
+  for (int k = 0; k < count; ++k) run_step(&steps[k], zero_fd, null_fd);
+
+  // One write for the whole report, after the measured part.
+  if (write(1, report, report_len) != (ssize_t)report_len) die("write report");
+  return 0;
+}
