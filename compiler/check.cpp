@@ -1,6 +1,7 @@
 #include "compiler/check.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include <fmt/format.h>
@@ -25,12 +26,57 @@ void split_conjuncts(ExprPtr expr, std::vector<ExprPtr>& out) {
   out.push_back(std::move(expr));
 }
 
+// BPFQL splits a where clause `LHS OP WORD` at white space, so an unquoted WORD is everything
+// after the operator: `comm is php-fpm` compares comm with "php-fpm". Used when the clause does
+// not check as an ordinary expression; nullptr when the clause is not of that form.
+ExprPtr bpfql_word_clause(const Located& text, const ExprScope& scope) {
+  static const std::set<std::string> kEquality = {"==", "!=", "is", "not"};
+  std::vector<std::pair<std::string, size_t>> words;  // word, offset
+  for (size_t i = 0; i < text.text.size();) {
+    if (std::isspace(static_cast<unsigned char>(text.text[i]))) { ++i; continue; }
+    size_t start = i;
+    while (i < text.text.size() && !std::isspace(static_cast<unsigned char>(text.text[i]))) ++i;
+    words.emplace_back(text.text.substr(start, i - start), start);
+  }
+  bool is_not = words.size() == 4 && words[1].first == "is" && words[2].first == "not";
+  if (!(words.size() == 3 && kEquality.count(words[1].first)) && !is_not) return nullptr;
+  const auto& [word, word_offset] = words.back();
+  if (word[0] == '"' || word[0] == '\'' || word[0] == '$' || std::isdigit(static_cast<unsigned char>(word[0])))
+    return nullptr;  // quoted, a parameter, or a number: not a BPFQL word
+  auto lhs = parse_expression(words[0].first, text.loc.shifted(static_cast<int>(words[0].second)));
+  if (!lhs || !check_expr(**lhs, scope) || !(*lhs)->type.is_string()) return nullptr;
+  auto literal = std::make_unique<Expr>();
+  literal->node = StringLiteral{word};
+  literal->loc = text.loc.shifted(static_cast<int>(word_offset));
+  literal->text = word;
+  if (!check_expr(*literal, scope)) return nullptr;
+  auto clause = std::make_unique<Expr>();
+  bool negated = is_not || words[1].first == "!=" || words[1].first == "not";
+  clause->node = Binary{negated ? BinaryOp::Ne : BinaryOp::Eq, std::move(*lhs), std::move(literal)};
+  clause->loc = text.loc;
+  clause->text = text.text;
+  clause->type = Type::boolean();
+  return clause;
+}
+
 Result<void> check_conditions(const std::vector<Located>& texts, const ExprScope& scope,
                               std::vector<ExprPtr>& out) {
   for (const auto& text : texts) {
     auto expr = parse_expression(text.text, text.loc);
-    if (!expr) return std::unexpected(expr.error());
-    if (auto r = check_expr(**expr, scope); !r) return r;
+    if (!expr) {
+      if (ExprPtr word_clause = bpfql_word_clause(text, scope)) {
+        out.push_back(std::move(word_clause));
+        continue;
+      }
+      return std::unexpected(expr.error());
+    }
+    if (auto r = check_expr(**expr, scope); !r) {
+      if (ExprPtr word_clause = bpfql_word_clause(text, scope)) {
+        out.push_back(std::move(word_clause));
+        continue;
+      }
+      return r;
+    }
     const Type& type = (*expr)->type;
     if (!type.is_bool() && !type.is_integer())
       return error_at((*expr)->loc, fmt::format("a where clause must be a condition, but '{}' is a {}",

@@ -332,6 +332,11 @@ Result<CValue> FunctionGen::compare(BinaryOp op, const Expr& lhs, const Expr& rh
 
 Result<CValue> FunctionGen::in_list(const Expr& e, const InList& in) {
   if (in.items.empty()) return CValue{"0", Type::boolean(), true};
+  if (in.value->type.is_string() && in.items.size() > 1) {
+    auto r = string_in_list(*in.value, in.items);
+    if (!r) return std::unexpected(r.error());
+    return CValue{*r, Type::boolean()};
+  }
   std::string text;
   for (const auto& item : in.items) {
     auto eq = compare(BinaryOp::Eq, *in.value, *item);

@@ -156,6 +156,7 @@ Result<void> FunctionGen::emit_filters(const std::vector<ExprPtr>& filters) {
     auto cond = condition(*f);
     if (!cond) return std::unexpected(cond.error());
     std::string test = negate(*cond);
+    line(fmt::format("/* where {} */", c_names::comment_text(f->text)));
     line(test.front() == '(' ? "if " + test : "if (" + test + ")");
     line("  return 0;");
   }

@@ -30,6 +30,7 @@ struct CValue {
 struct CString {
   std::string lvalue;
   uint32_t size = 0;
+  bool aligned = true;  // starts at a multiple of 8: can be compared a word at a time
 };
 
 class FunctionGen {
@@ -81,6 +82,8 @@ class FunctionGen {
   Result<void> read_field_string(const Expr& e, const FieldRef& f, const std::string& dest,
                                  uint32_t size);
   Result<std::string> string_equal(const Expr& lhs, const Expr& rhs);
+  Result<std::string> literal_difference(const Expr& s, const std::string& bytes, bool in_list);
+  Result<std::string> string_in_list(const Expr& value, const std::vector<ExprPtr>& items);
   Result<std::string> string_startswith(const Expr& s, const std::string& prefix);
   Result<std::string> string_contains(const Expr& s, const std::string& needle);
   Result<void> store_literal(const std::string& lvalue, uint32_t size, const std::string& bytes);

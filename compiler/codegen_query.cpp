@@ -33,6 +33,7 @@ int histogram_slots(const AggregateItem& agg) {
 uint32_t member_align(const Type& t) {
   switch (t.kind) {
     case TypeKind::String:
+      return 8;  // compared a word at a time
     case TypeKind::Boolean:
       return 1;
     default:
@@ -239,7 +240,7 @@ void place_storage(const CheckedQuery& q, QueryLayout& L,
       if (budget.place(b.size)) {
         L.stack_buffers[role].insert(home.lvalue);
       } else {
-        L.scratch.append(home.lvalue, "char", b.size, b.size, 1);
+        L.scratch.append(home.lvalue, "char", b.size, b.size, 8);
         home.lvalue = "sc->" + home.lvalue;
       }
     }

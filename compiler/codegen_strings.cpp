@@ -42,19 +42,50 @@ void add_use(const Expr& s, bool indexed, std::vector<StringUse>& out) {
 
 bool is_literal(const Expr& e) { return e.as<StringLiteral>() != nullptr; }
 
-std::string byte_tests(const std::string& s, const std::string& index_base,
-                       const std::string& bytes, bool with_nul) {
-  std::vector<std::string> terms;
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    std::string index = index_base.empty()
-                            ? fmt::format("{}", i)
-                            : (i ? fmt::format("{} + {}", index_base, i) : index_base);
-    terms.push_back(fmt::format("{}[{}] == {}", s, index, c_names::char_literal(bytes[i])));
-  }
-  if (with_nul) terms.push_back(fmt::format("{}[{}] == 0", s, bytes.size()));
+// The bytes of `s` (from index `base`) against `bytes`, folded into one int that is 0 exactly
+// when all are equal: (s[0] ^ 'a') | (s[1] ^ 'b') | s[2]. One test of the result, not one branch
+// per byte: LLVM turns a chain of cheap byte tests into as many materialized booleans, and the
+// verifier then walks 2^n paths.
+std::string byte_diff(const std::string& s, const std::string& base, const std::string& bytes,
+                      bool with_nul) {
+  auto at = [&](size_t i) {
+    return base.empty()
+               ? fmt::format("{}[{}]", s, i)
+               : (i ? fmt::format("{}[{} + {}]", s, base, i) : fmt::format("{}[{}]", s, base));
+  };
   std::string out;
-  for (const auto& t : terms) out += (out.empty() ? "" : " && ") + t;
+  for (size_t i = 0; i < bytes.size(); ++i)
+    out += (out.empty() ? "" : " | ") +
+           fmt::format("({} ^ {})", at(i),
+                       c_names::char_literal(static_cast<unsigned char>(bytes[i])));
+  if (with_nul) out += (out.empty() ? "" : " | ") + at(bytes.size());
+  bool one_term = bytes.size() + (with_nul ? 1 : 0) == 1;
+  if (one_term && out.front() == '(') out = out.substr(1, out.size() - 2);
   return out;  // unparenthesized: the caller wraps it
+}
+
+// `bytes` compared with the string at `s` (8-byte aligned) a word at a time: 8-byte words, then
+// 4, 2 and 1 bytes to end exactly after the last byte, each loaded at its natural alignment.
+// Zero exactly when all bytes are equal. The words are the literal's bytes, little-endian.
+std::string word_diff(const std::string& s, const std::string& bytes) {
+  std::string out;
+  size_t at = 0;
+  for (size_t width : {8, 4, 2, 1}) {
+    while (bytes.size() - at >= width) {
+      uint64_t word = 0;
+      for (size_t i = 0; i < width; ++i)
+        word |= uint64_t{static_cast<unsigned char>(bytes[at + i])} << (8 * i);
+      std::string load = width == 1 ? fmt::format("(u8){}[{}]", s, at)
+                                    : fmt::format("*(u{} *)&{}[{}]", width * 8, s, at);
+      std::string term =
+          fmt::format("({} ^ 0x{:0{}x}{})", load, word, width * 2, width == 8 ? "ULL" : "");
+      out += (out.empty() ? "" : " | ") + term;
+      at += width;
+    }
+  }
+  bool one_term = out.find(" | ") == std::string::npos;
+  if (one_term && out.front() == '(') out = out.substr(1, out.size() - 2);
+  return out;
 }
 
 }  // namespace
@@ -116,7 +147,9 @@ Result<CString> FunctionGen::string_value(const Expr& e, bool indexed) {
   if (!home.in_ctx && once("read:" + canon)) {
     if (auto r = read_string(e, home); !r) return std::unexpected(r.error());
   }
-  return CString{home.lvalue, home.size};
+  bool aligned = true;  // buffers and members are; a field of the record is where it is
+  if (home.in_ctx) aligned = format_field(e.as<FieldRef>()->name)->offset % 8 == 0;
+  return CString{home.lvalue, home.size, aligned};
 }
 
 Result<void> FunctionGen::read_string(const Expr& e, const StringHome& home) {
@@ -126,7 +159,7 @@ Result<void> FunctionGen::read_string(const Expr& e, const StringHome& home) {
     else
       ensure_key_zeroed();
   } else if (layout_.stack_buffers[static_cast<int>(env_.role)].count(home.lvalue)) {
-    line(fmt::format("char {}[{}];", home.lvalue, home.size));
+    line(fmt::format("char {}[{}] __attribute__((aligned(8)));", home.lvalue, home.size));
   } else {
     ensure_scratch();
   }
@@ -183,6 +216,38 @@ Result<void> FunctionGen::read_field_string(const Expr& e, const FieldRef& f,
   return std::unexpected(unsupported(e, fmt::format("field '{}' is not a string", f.name)));
 }
 
+// An int that is 0 exactly when the string `s` holds `bytes`; "1" when it cannot hold them.
+// `in_list`: the low byte alone says whether it is 0.
+Result<std::string> FunctionGen::literal_difference(const Expr& s, const std::string& bytes,
+                                                    bool in_list) {
+  auto str = string_value(s, false);
+  if (!str) return std::unexpected(str.error());
+  if (bytes.size() + 1 > str->size) return std::string("1");
+  if (!in_list && str->aligned) return "(" + word_diff(str->lvalue, bytes + '\0') + ")";
+  return "(" + byte_diff(str->lvalue, "", bytes, true) + ")";
+}
+
+// `value in (items)` for strings, without a branch per item: each item contributes 1 when it
+// differs, and the value is in the list unless all of them do.
+Result<std::string> FunctionGen::string_in_list(const Expr& value,
+                                                const std::vector<ExprPtr>& items) {
+  std::string all_differ;
+  for (const auto& item : items) {
+    std::string differs;
+    if (auto* lit = item->as<StringLiteral>(); lit && !value.as<StringLiteral>()) {
+      auto diff = literal_difference(value, lit->value, true);
+      if (!diff) return diff;
+      differs = *diff == "1" ? "1" : fmt::format("(((u8){} + 255) >> 8)", *diff);
+    } else {
+      auto eq = string_equal(value, *item);
+      if (!eq) return eq;
+      differs = fmt::format("({} ^ 1)", *eq);
+    }
+    all_differ += (all_differ.empty() ? "" : " & ") + differs;
+  }
+  return "((" + all_differ + ") == 0)";
+}
+
 Result<std::string> FunctionGen::string_equal(const Expr& lhs, const Expr& rhs) {
   const auto* llit = lhs.as<StringLiteral>();
   const auto* rlit = rhs.as<StringLiteral>();
@@ -190,12 +255,9 @@ Result<std::string> FunctionGen::string_equal(const Expr& lhs, const Expr& rhs) 
   if (!lhs.type.is_string() || !rhs.type.is_string())
     return std::unexpected(unsupported(lhs, "a string compares only with a string"));
   if (llit || rlit) {
-    const Expr& other = llit ? rhs : lhs;
-    const std::string& bytes = llit ? llit->value : rlit->value;
-    auto s = string_value(other, false);
-    if (!s) return std::unexpected(s.error());
-    if (bytes.size() + 1 > s->size) return std::string("0");  // it cannot hold the literal
-    return "(" + byte_tests(s->lvalue, "", bytes, true) + ")";
+    auto diff = literal_difference(llit ? rhs : lhs, llit ? llit->value : rlit->value, false);
+    if (!diff) return diff;
+    return "(" + *diff + " == 0)";
   }
   auto a = string_value(lhs, true);
   if (!a) return std::unexpected(a.error());
@@ -219,7 +281,9 @@ Result<std::string> FunctionGen::string_startswith(const Expr& s, const std::str
   auto str = string_value(s, false);
   if (!str) return std::unexpected(str.error());
   if (prefix.size() > str->size) return std::string("0");
-  return "(" + byte_tests(str->lvalue, "", prefix, false) + ")";
+  std::string diff =
+      str->aligned ? word_diff(str->lvalue, prefix) : byte_diff(str->lvalue, "", prefix, false);
+  return "((" + diff + ") == 0)";
 }
 
 Result<std::string> FunctionGen::string_contains(const Expr& s, const std::string& needle) {
@@ -232,7 +296,7 @@ Result<std::string> FunctionGen::string_contains(const Expr& s, const std::strin
   line(fmt::format("for (u32 i = 0; i < {}; i++) {{", str->size - needle.size() + 1));
   line(fmt::format("  if ({}[i] == 0)", str->lvalue));
   line("    break;");
-  line(fmt::format("  if ({}) {{", byte_tests(str->lvalue, "i", needle, false)));
+  line(fmt::format("  if (({}) == 0) {{", byte_diff(str->lvalue, "i", needle, false)));
   line(fmt::format("    {} = 1;", found));
   line("    break;");
   line("  }");

@@ -171,13 +171,16 @@ Result<std::vector<Located>> sequence_items(const Entry& entry, const YamlSource
     Located located{item.Scalar(), src.text_of(item)};
     if (blank(located.text))
       return error_at(located.loc, fmt::format("item {} of '{}' is empty", n, entry.key));
-    if (flow && has_unclosed_paren(located.text))
-      return error_at(located.loc,
-                      fmt::format("item '{}' of '{}' has an unclosed '(': YAML splits a [...] list "
-                                  "at every comma; quote the item or write one item per line",
-                                  located.text, entry.key));
+    // YAML splits `[comm, lhist(x, 0, 100, 10)]` at every comma: join the pieces of a call again.
+    if (flow && !items.empty() && has_unclosed_paren(items.back().text)) {
+      items.back().text += ", " + located.text;
+      continue;
+    }
     items.push_back(std::move(located));
   }
+  if (flow && !items.empty() && has_unclosed_paren(items.back().text))
+    return error_at(items.back().loc,
+                    fmt::format("item '{}' of '{}' has an unclosed '('", items.back().text, entry.key));
   return items;
 }
 

@@ -134,7 +134,10 @@ bpf_prog_type program_type(ProbeKind kind) {
 }
 
 std::string attach_one(ebpf::BPF& bpf, const PlanAttach& a, size_t index, Attachments& out) {
-  if (a.kind == ProbeKind::Usdt) return attach_usdt(bpf, a);
+  if (a.kind == ProbeKind::Usdt) {
+    out.note_libbcc_uprobes();
+    return attach_usdt(bpf, a);
+  }
   int prog = -1;
   auto st = bpf.load_func(a.function, program_type(a.kind), prog);  // loaded by the loader
   if (!st.ok()) return st.msg();
@@ -174,6 +177,7 @@ AttachResult attach_all(ebpf::BPF& bpf, const Plan& plan, Attachments& out) {
 }
 
 bool Attachments::fd_only() const {
+  if (libbcc_uprobes_ && !exists("/sys/bus/event_source/devices/uprobe/type")) return false;
   for (const auto& p : owned_) {
     if (p.legacy_event.empty()) continue;
     bool kprobe = p.kind == ProbeKind::Kprobe || p.kind == ProbeKind::Kretprobe;

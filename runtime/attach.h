@@ -29,13 +29,16 @@ class Attachments {
   Attachments& operator=(const Attachments&) = delete;
 
   std::vector<OwnedProbe>& owned() { return owned_; }
-  // Whether every owned probe goes away by closing its fd alone (no tracefs event to remove).
+  // USDT probes were attached through libbcc (which owns their uprobe fds).
+  void note_libbcc_uprobes() { libbcc_uprobes_ = true; }
+  // Whether every probe goes away by closing its fd alone (no tracefs event to remove after).
   bool fd_only() const;
   // Closes the owned fds (in parallel: the kernel waits for RCU grace periods on each close).
   void close_all();
 
  private:
   std::vector<OwnedProbe> owned_;
+  bool libbcc_uprobes_ = false;
 };
 
 struct AttachResult {

@@ -43,6 +43,8 @@ class MapReader {
   PerCpuEntries read_map(const MapHandle& map, bool keep);
 
   bool used_batch() const { return batch_ok_; }
+  // Reads as on kernels without batch operations (tests and benchmarks of the fallback).
+  void disable_batch() { batch_ok_ = false; }
 
  private:
   const MapHandle* find(const std::string& name) const;

@@ -1,9 +1,10 @@
 // where args.filename == TARGET, count() on syscalls:sys_enter_openat. The name is read from
 // user memory once (bounded, 64 bytes as bpfql and bpftrace read) and compared with a bounded
 // byte loop (bpf_strncmp against a literal is rejected here). TARGET comes from -D TARGET=...
-// (default "/dev/null"). One counter, no key: a per-CPU array of one slot.
+// (default "/bpfql-bench-missing", the path the workload opens: missing, so that no file is
+// allocated and freed per call). One counter, no key: a per-CPU array of one slot.
 #ifndef TARGET
-#define TARGET "/dev/null"
+#define TARGET "/bpfql-bench-missing"
 #endif
 
 BPF_PERCPU_ARRAY(matches, u64, 1);

@@ -321,3 +321,23 @@ TEST_CASE("error: uprobe on a symbol the binary lacks") {
   std::string e = check_error("probe: uprobe:c:no_such_function_here\nselect: count()\n");
   CHECK(e.find("symbol 'no_such_function_here' is not in") != std::string::npos);
 }
+
+TEST_CASE("BPFQL: the unquoted word is everything after the operator, dashes included") {
+  auto program = check_yaml("BPFQL:\n- select: count()\n  from: tracepoint:raw_syscalls:sys_enter\n"
+                            "  where:\n    - comm is php-fpm\n    - comm is not systemd-journal\n");
+  REQUIRE_MESSAGE(program, program.error().message);
+  const auto& filters = program->queries[0].filters;
+  REQUIRE(filters.size() == 2);
+  auto* first = filters[0]->as<b::Binary>();
+  REQUIRE(first);
+  CHECK(first->op == b::BinaryOp::Eq);
+  CHECK(first->rhs->as<b::StringLiteral>()->value == "php-fpm");
+  auto* second = filters[1]->as<b::Binary>();
+  CHECK(second->op == b::BinaryOp::Ne);
+  CHECK(second->rhs->as<b::StringLiteral>()->value == "systemd-journal");
+}
+
+TEST_CASE("a word clause does not hide a real error") {
+  CHECK(check_error("probe: tracepoint:raw_syscalls:sys_enter\nwhere: pid is php-fpm\nselect: count()\n") ==
+        "2:15: unknown name 'php' for probe tracepoint:raw_syscalls:sys_enter; did you mean 'pid'?");
+}

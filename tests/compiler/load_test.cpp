@@ -445,9 +445,7 @@ TEST_CASE("errors: each key's wrong values, with message and position") {
        "'group_by' must be a comma-separated list of expressions, or a YAML list, not a mapping",
        "3:11"},
       {"group_by: comm,,pid\n", "empty item in 'group_by'", "3:16"},
-      {"group_by: [comm, lhist(x, 0, 10, 1)]\n",
-       "item 'lhist(x' of 'group_by' has an unclosed '(': YAML splits a [...] list at every comma; "
-       "quote the item or write one item per line",
+      {"group_by: [comm, lhist(x, 0, 10]\n", "item 'lhist(x, 0, 10' of 'group_by' has an unclosed '('",
        "3:18"},
       {"interval: 5x\n",
        "'interval' must be a duration like 250ms, 5s, 1m or 1h (a bare number is seconds), not "
@@ -707,4 +705,16 @@ TEST_CASE("load errors render with the source line and a caret") {
         "q.yml:3:1: error: unknown key 'gruop_by' in query; did you mean 'group_by'?\n"
         "  gruop_by: comm\n"
         "  ^\n");
+}
+
+TEST_CASE("a [...] select list keeps calls whole although YAML splits them at commas") {
+  auto file = bpfql::load_query_text(
+      "q.yml", "probe: tracepoint:syscalls:sys_exit_read\nselect: [comm, lhist(retval, 0, 4096, 512) as sizes, count()]\ngroup_by: comm\n");
+  REQUIRE_MESSAGE(file, file.error().message);
+  const auto& select = file->queries.at(0).select;
+  REQUIRE(select.size() == 3);
+  CHECK(select[0].text == "comm");
+  CHECK(select[1].text == "lhist(retval, 0, 4096, 512) as sizes");
+  CHECK(select[1].loc.col == 16);
+  CHECK(select[2].text == "count()");
 }

@@ -183,6 +183,20 @@ TEST_CASE("root: a verifier rejection names the query and the reason") {
   CHECK(loaded.error.find("run with -v for the whole log") != std::string::npos);
 }
 
+TEST_CASE("root: C that does not compile is reported with the compiler's errors") {
+  if (!can_load_bpf()) return;
+  Plan plan;
+  plan.c_source = "int q0_probe0(void *ctx) { return undefined_thing; }";
+  PlanQuery q;
+  q.name = "typo";
+  q.attaches = {tracepoint("q0_probe0", "syscalls:sys_enter_getppid")};
+  plan.queries = {q};
+  LoadResult loaded = load_program(plan);
+  CHECK(!loaded.bpf);
+  CHECK(loaded.error.find("failed to compile the generated BPF program") == 0);
+  CHECK(loaded.error.find("use of undeclared identifier 'undefined_thing'") != std::string::npos);
+}
+
 TEST_CASE("root: an attach failure names the probe and the reason") {
   if (!can_load_bpf()) return;
   Plan plan;
@@ -328,14 +342,17 @@ TEST_CASE("root: detaching 10 tracepoints takes well under 150 ms") {
   CHECK(ms < 150);
 }
 
-TEST_CASE("root: batch reads return and delete every entry of a 100k-key per-CPU hash") {
-  if (!can_load_bpf()) return;
+namespace {
+
+// q0: a per-CPU hash { u64 id } → { u64 n; u64 sum; } of `capacity` entries, never attached.
+Plan big_map_plan(uint32_t capacity) {
   Plan plan;
-  plan.c_source = R"(
-struct q0_key_t { u64 id; };
-struct q0_value_t { u64 n; u64 sum; };
-BPF_PERCPU_HASH(q0_values, struct q0_key_t, struct q0_value_t, 131072);
-)";
+  plan.c_source = fmt::format(R"(
+struct q0_key_t {{ u64 id; }};
+struct q0_value_t {{ u64 n; u64 sum; }};
+BPF_PERCPU_HASH(q0_values, struct q0_key_t, struct q0_value_t, {});
+)",
+                              capacity);
   PlanQuery q;
   q.name = "big";
   q.keys = {PlanField{"id", ValueKind::Unsigned, 0, 8, Display::None}};
@@ -345,40 +362,82 @@ BPF_PERCPU_HASH(q0_values, struct q0_key_t, struct q0_value_t, 131072);
   q.aggregates = {aggregate("count()", AggKind::Count), aggregate("sum", AggKind::Sum, 8)};
   q.columns = {"id", "count()", "sum"};
   plan.queries = {q};
+  return plan;
+}
+
+// Fills keys 0..n-1 with n = 1 and sum = key on every CPU; returns how many updates failed.
+uint64_t fill(int fd, uint64_t n, uint32_t ncpus) {
+  std::vector<uint64_t> value(2 * ncpus);
+  uint64_t failed = 0;
+  for (uint64_t k = 0; k < n; ++k) {
+    for (uint32_t c = 0; c < ncpus; ++c) {
+      value[2 * c] = 1;
+      value[2 * c + 1] = k;
+    }
+    if (bpf_update_elem(fd, &k, value.data(), BPF_ANY) != 0) ++failed;
+  }
+  return failed;
+}
+
+// Rows whose count or sum is not what fill() wrote.
+uint64_t wrong_rows(const std::vector<ResultRow>& rows, uint32_t ncpus) {
+  uint64_t bad = 0;
+  for (const auto& r : rows) {
+    uint64_t id = std::get<uint64_t>(r.cells[0]);
+    if (std::get<uint64_t>(r.cells[1]) != ncpus || std::get<uint64_t>(r.cells[2]) != id * ncpus)
+      ++bad;
+  }
+  return bad;
+}
+
+}  // namespace
+
+TEST_CASE("root: without batch operations, iteration reads and deletes every entry") {
+  if (!can_load_bpf()) return;
+  Plan plan = big_map_plan(4096);
   LoadResult loaded = load_program(plan);
   REQUIRE_MESSAGE(loaded.bpf, loaded.error);
   MapReader maps;
   REQUIRE(maps.open(*loaded.bpf, plan) == "");
+  maps.disable_batch();
+  const uint32_t ncpus = static_cast<uint32_t>(ebpf::BPFTable::get_possible_cpu_count());
+  ebpf::BPFTable table = loaded.bpf->get_table("q0_values");
+  REQUIRE(fill(table.get_fd(), 3000, ncpus) == 0);
 
+  plan.queries[0].cumulative = true;  // first a read that keeps the entries
+  auto rows = build_rows(plan.queries[0], maps.read(plan.queries[0]), {});
+  CHECK(rows.size() == 3000);
+  plan.queries[0].cumulative = false;
+  rows = build_rows(plan.queries[0], maps.read(plan.queries[0]), {});
+  CHECK(rows.size() == 3000);
+  CHECK(wrong_rows(rows, ncpus) == 0);
+  CHECK(!maps.used_batch());
+  uint64_t next_key = 0;
+  CHECK(bpf_get_next_key(table.get_fd(), nullptr, &next_key) != 0);
+}
+
+TEST_CASE("root: batch reads return and delete every entry of a 100k-key per-CPU hash") {
+  if (!can_load_bpf()) return;
+  Plan plan = big_map_plan(131072);
+  LoadResult loaded = load_program(plan);
+  REQUIRE_MESSAGE(loaded.bpf, loaded.error);
+  MapReader maps;
+  REQUIRE(maps.open(*loaded.bpf, plan) == "");
   const uint32_t ncpus = static_cast<uint32_t>(ebpf::BPFTable::get_possible_cpu_count());
   ebpf::BPFTable table = loaded.bpf->get_table("q0_values");  // its fd lives as long as it does
-  int fd = table.get_fd();
   constexpr uint64_t kKeys = 100'000;
-  std::vector<uint64_t> value(2 * ncpus);
-  uint64_t failed_updates = 0;
-  for (uint64_t k = 0; k < kKeys; ++k) {
-    for (uint32_t c = 0; c < ncpus; ++c) {
-      value[2 * c] = 1;        // n: one per CPU
-      value[2 * c + 1] = k;    // sum: k per CPU
-    }
-    if (bpf_update_elem(fd, &k, value.data(), BPF_ANY) != 0) ++failed_updates;
-  }
-  REQUIRE(failed_updates == 0);
+  REQUIRE(fill(table.get_fd(), kKeys, ncpus) == 0);
+
   auto t0 = std::chrono::steady_clock::now();
   QuerySnapshot s = maps.read(plan.queries[0]);
   auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   MESSAGE("read+delete of 100k keys (" << ncpus << " CPUs, batch=" << maps.used_batch()
                                         << "): " << ms << " ms");
+  CHECK(maps.used_batch());
   REQUIRE(s.values.count() == kKeys);
-  auto rows = build_rows(plan.queries[0], s, {});
-  uint64_t bad = 0;
-  for (const auto& r : rows) {
-    uint64_t id = u64_cell(r.cells[0]);
-    if (u64_cell(r.cells[1]) != ncpus || u64_cell(r.cells[2]) != id * ncpus) ++bad;
-  }
-  CHECK(bad == 0);
+  CHECK(wrong_rows(build_rows(plan.queries[0], s, {}), ncpus) == 0);
   uint64_t next_key = 0;
-  CHECK(bpf_get_next_key(fd, nullptr, &next_key) != 0);  // empty after the read
+  CHECK(bpf_get_next_key(table.get_fd(), nullptr, &next_key) != 0);  // empty after the read
 }
 
 // A function of this test binary for uprobes to hit; noinline and extern "C" so its symbol is

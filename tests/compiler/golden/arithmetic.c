@@ -72,6 +72,7 @@ static __always_inline void q0_drop(void) {
 
 /* query 'arith' (q.yml:1): tracepoint:syscalls:sys_exit_read */
 int q0_p0(struct tp_syscalls_sys_exit_read *args) {
+  /* where (retval / 2) % 3 == -1 || retval * -2 > 10 || (args.ret >> 2) < 5 || ~args.ret == 0 */
   if (!((((bpfql_smod(bpfql_sdiv(args->ret, 2), 3) == (-1)) || ((args->ret * (-2)) > 10)) || ((args->ret >> 2) < 5)) || ((~args->ret) == 0)))
     return 0;
   struct q0_key key;

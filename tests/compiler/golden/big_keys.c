@@ -44,15 +44,15 @@ _Static_assert(sizeof(struct tp_syscalls_sys_enter_openat) == 48 &&
 
 /* query 'big' (q.yml:1) */
 struct q0_key {
-  u32 pid;
   char args_filename[200]; /* args.filename */
   char comm[16];
+  u32 pid;
   u8 __pad0[4];
 } __attribute__((packed, aligned(8)));
 _Static_assert(sizeof(struct q0_key) == 224 &&
-               __builtin_offsetof(struct q0_key, pid) == 0 &&
-               __builtin_offsetof(struct q0_key, args_filename) == 4 &&
-               __builtin_offsetof(struct q0_key, comm) == 204,
+               __builtin_offsetof(struct q0_key, args_filename) == 0 &&
+               __builtin_offsetof(struct q0_key, comm) == 200 &&
+               __builtin_offsetof(struct q0_key, pid) == 216,
                "layout of struct q0_key");
 struct q0_hkey {
   struct q0_key k;
@@ -115,18 +115,20 @@ int q0_p0(struct tp_syscalls_sys_enter_openat *args) {
     return 0;
   __builtin_memset(&sc->hk, 0, sizeof(sc->hk));
   bpf_get_current_comm(sc->hk.k.comm, sizeof(sc->hk.k.comm));
-  if (sc->hk.k.comm[0] == 'y' && sc->hk.k.comm[1] == 0)
+  /* where comm != "y" */
+  if ((*(u16 *)&sc->hk.k.comm[0] ^ 0x0079) == 0)
     return 0;
   bpf_probe_read_user_str(sc->hk.k.args_filename, sizeof(sc->hk.k.args_filename), (void *)args->filename);
   u8 found0 = 0;
   for (u32 i = 0; i < 200; i++) {
     if (sc->hk.k.args_filename[i] == 0)
       break;
-    if (sc->hk.k.args_filename[i] == 'x') {
+    if ((sc->hk.k.args_filename[i] ^ 'x') == 0) {
       found0 = 1;
       break;
     }
   }
+  /* where contains(args.filename, "x") */
   if (!found0)
     return 0;
   u64 pid_tgid = bpf_get_current_pid_tgid();

@@ -28,17 +28,17 @@ _Static_assert(sizeof(struct tp_syscalls_sys_enter_openat) == 48 &&
 /* query 'bigs' (q.yml:1) */
 struct q0_event {
   u64 ts;                  /* event time (ns) */
-  u32 pid;
-  s32 ustack;              /* ustack (stack id) */
   char args_filename[256]; /* args.filename */
   char comm[16];
+  u32 pid;
+  s32 ustack;              /* ustack (stack id) */
 } __attribute__((packed, aligned(8)));
 _Static_assert(sizeof(struct q0_event) == 288 &&
                __builtin_offsetof(struct q0_event, ts) == 0 &&
-               __builtin_offsetof(struct q0_event, pid) == 8 &&
-               __builtin_offsetof(struct q0_event, ustack) == 12 &&
-               __builtin_offsetof(struct q0_event, args_filename) == 16 &&
-               __builtin_offsetof(struct q0_event, comm) == 272,
+               __builtin_offsetof(struct q0_event, args_filename) == 8 &&
+               __builtin_offsetof(struct q0_event, comm) == 264 &&
+               __builtin_offsetof(struct q0_event, pid) == 280 &&
+               __builtin_offsetof(struct q0_event, ustack) == 284,
                "layout of struct q0_event");
 struct q0_scratch {
   struct q0_event ev;
@@ -67,7 +67,8 @@ int q0_p0(struct tp_syscalls_sys_enter_openat *args) {
     return 0;
   __builtin_memset(&sc->ev, 0, sizeof(sc->ev));
   bpf_get_current_comm(sc->ev.comm, sizeof(sc->ev.comm));
-  if (sc->ev.comm[0] == 'y' && sc->ev.comm[1] == 0)
+  /* where comm != "y" */
+  if ((*(u16 *)&sc->ev.comm[0] ^ 0x0079) == 0)
     return 0;
   u64 ts = bpf_ktime_get_ns();
   sc->ev.ts = ts;

@@ -50,6 +50,7 @@ static __always_inline void q0_drop(void) {
 
 /* query 'opens' (q.yml:2): kprobe:do_sys_openat2 */
 int q0_p0(struct pt_regs *ctx) {
+  /* where arg0 != 0 */
   if (!(PT_REGS_PARM1(ctx) != 0))
     return 0;
   struct q0_key key;

@@ -21,13 +21,13 @@ _Static_assert(sizeof(struct tp_syscalls_sys_exit_read) == 24 &&
 
 /* query 'ret' (q.yml:1) */
 struct q0_key {
-  u32 pid;
   char comm[16];
+  u32 pid;
   u8 __pad0[4];
 } __attribute__((packed, aligned(8)));
 _Static_assert(sizeof(struct q0_key) == 24 &&
-               __builtin_offsetof(struct q0_key, pid) == 0 &&
-               __builtin_offsetof(struct q0_key, comm) == 4,
+               __builtin_offsetof(struct q0_key, comm) == 0 &&
+               __builtin_offsetof(struct q0_key, pid) == 16,
                "layout of struct q0_key");
 struct q0_val {
   u64 n;                   /* events of this key on this CPU */
@@ -56,6 +56,7 @@ static __always_inline void q0_drop(void) {
 
 /* query 'ret' (q.yml:1): tracepoint:syscalls:sys_exit_read */
 int q0_p0(struct tp_syscalls_sys_exit_read *args) {
+  /* where retval >= 0 */
   if (!(args->ret >= 0))
     return 0;
   struct q0_key key;

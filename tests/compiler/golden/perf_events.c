@@ -3,13 +3,13 @@ struct bpf_perf_event_data;
 
 /* query 'prof' (q.yml:2) */
 struct q0_key {
-  s32 kstack;              /* kstack (stack id) */
   char comm[16];
+  s32 kstack;              /* kstack (stack id) */
   u8 __pad0[4];
 } __attribute__((packed, aligned(8)));
 _Static_assert(sizeof(struct q0_key) == 24 &&
-               __builtin_offsetof(struct q0_key, kstack) == 0 &&
-               __builtin_offsetof(struct q0_key, comm) == 4,
+               __builtin_offsetof(struct q0_key, comm) == 0 &&
+               __builtin_offsetof(struct q0_key, kstack) == 16,
                "layout of struct q0_key");
 struct q0_val {
   u64 n;                   /* events of this key on this CPU */

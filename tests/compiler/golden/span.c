@@ -95,9 +95,10 @@ static __always_inline void q0_drop(void) {
 
 /* query 'readlat' (q.yml:1), span begin: tracepoint:syscalls:sys_enter_read */
 int q0_b0(struct tp_syscalls_sys_enter_read *args) {
-  char b0[16];
+  char b0[16] __attribute__((aligned(8)));
   bpf_get_current_comm(b0, sizeof(b0));
-  if (!(b0[0] == 'b' && b0[1] == 'a' && b0[2] == 's' && b0[3] == 'h' && b0[4] == 0))
+  /* where comm == "bash" */
+  if (!(((*(u32 *)&b0[0] ^ 0x68736162) | ((u8)b0[4] ^ 0x00)) == 0))
     return 0;
   u64 pid_tgid = bpf_get_current_pid_tgid();
   u64 skey = (u32)pid_tgid;
@@ -117,6 +118,7 @@ int q0_p0(struct tp_syscalls_sys_exit_read *args) {
   u64 ts = bpf_ktime_get_ns();
   u64 duration = ts - *start;
   q0_start.delete(&skey);
+  /* where duration > 1000 */
   if (!(duration > 1000))
     return 0;
   struct q0_hkey hk;

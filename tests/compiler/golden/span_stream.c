@@ -45,15 +45,15 @@ _Static_assert(sizeof(struct tp_syscalls_sys_exit_read) == 24 &&
 /* query 'slow-reads' (q.yml:1) */
 struct q0_event {
   u64 ts;                  /* event time (ns) */
+  char comm[16];
   u64 duration;
   s64 retval;
-  char comm[16];
 } __attribute__((packed, aligned(8)));
 _Static_assert(sizeof(struct q0_event) == 40 &&
                __builtin_offsetof(struct q0_event, ts) == 0 &&
-               __builtin_offsetof(struct q0_event, duration) == 8 &&
-               __builtin_offsetof(struct q0_event, retval) == 16 &&
-               __builtin_offsetof(struct q0_event, comm) == 24,
+               __builtin_offsetof(struct q0_event, comm) == 8 &&
+               __builtin_offsetof(struct q0_event, duration) == 24 &&
+               __builtin_offsetof(struct q0_event, retval) == 32,
                "layout of struct q0_event");
 BPF_HASH(q0_start, u64, u64, 10240);  /* span key -> begin time (ns) */
 BPF_PERF_OUTPUT(q0_events);
@@ -69,6 +69,7 @@ static __always_inline void q0_drop(void) {
 
 /* query 'slow-reads' (q.yml:1), span begin: tracepoint:syscalls:sys_enter_read */
 int q0_b0(struct tp_syscalls_sys_enter_read *args) {
+  /* where args.count > 4096 */
   if (!(args->count > 4096))
     return 0;
   u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -89,6 +90,7 @@ int q0_p0(struct tp_syscalls_sys_exit_read *args) {
   u64 ts = bpf_ktime_get_ns();
   u64 duration = ts - *start;
   q0_start.delete(&skey);
+  /* where duration > 1000000 */
   if (!(duration > 1000000))
     return 0;
   struct q0_event ev;

@@ -28,20 +28,20 @@ _Static_assert(sizeof(struct tp_syscalls_sys_enter_openat) == 48 &&
 /* query 'opens' (q.yml:1) */
 struct q0_event {
   u64 ts;                  /* event time (ns) */
+  char comm[16];
+  char args_filename[64];  /* args.filename */
   u64 args_flags;          /* args.flags */
   u64 ts_2;                /* ts */
   u32 pid;
-  char comm[16];
-  char args_filename[64];  /* args.filename */
   u8 __pad0[4];
 } __attribute__((packed, aligned(8)));
 _Static_assert(sizeof(struct q0_event) == 112 &&
                __builtin_offsetof(struct q0_event, ts) == 0 &&
-               __builtin_offsetof(struct q0_event, args_flags) == 8 &&
-               __builtin_offsetof(struct q0_event, ts_2) == 16 &&
-               __builtin_offsetof(struct q0_event, pid) == 24 &&
-               __builtin_offsetof(struct q0_event, comm) == 28 &&
-               __builtin_offsetof(struct q0_event, args_filename) == 44,
+               __builtin_offsetof(struct q0_event, comm) == 8 &&
+               __builtin_offsetof(struct q0_event, args_filename) == 24 &&
+               __builtin_offsetof(struct q0_event, args_flags) == 88 &&
+               __builtin_offsetof(struct q0_event, ts_2) == 96 &&
+               __builtin_offsetof(struct q0_event, pid) == 104,
                "layout of struct q0_event");
 BPF_PERF_OUTPUT(q0_events);
 BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
@@ -56,6 +56,7 @@ static __always_inline void q0_drop(void) {
 
 /* query 'opens' (q.yml:1): tracepoint:syscalls:sys_enter_openat */
 int q0_p0(struct tp_syscalls_sys_enter_openat *args) {
+  /* where (args.flags & 64) != 0 */
   if (!((args->flags & 64) != 0))
     return 0;
   struct q0_event ev;

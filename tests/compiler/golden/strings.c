@@ -51,9 +51,10 @@ static __always_inline void q0_drop(void) {
 
 /* query 'passwd' (q.yml:2): tracepoint:syscalls:sys_enter_openat */
 int q0_p0(struct tp_syscalls_sys_enter_openat *args) {
-  char s0[64];
+  char s0[64] __attribute__((aligned(8)));
   bpf_probe_read_user_str(s0, sizeof(s0), (void *)args->filename);
-  if (!(s0[0] == '/' && s0[1] == 'e' && s0[2] == 't' && s0[3] == 'c' && s0[4] == '/' && s0[5] == 'p' && s0[6] == 'a' && s0[7] == 's' && s0[8] == 's' && s0[9] == 'w' && s0[10] == 'd' && s0[11] == 0))
+  /* where args.filename == "/etc/passwd" */
+  if (!(((*(u64 *)&s0[0] ^ 0x7361702f6374652fULL) | (*(u32 *)&s0[8] ^ 0x00647773)) == 0))
     return 0;
   struct q0_key key;
   __builtin_memset(&key, 0, sizeof(key));
@@ -97,22 +98,25 @@ static __always_inline void q1_drop(void) {
 /* query 'etc' (q.yml:7): tracepoint:syscalls:sys_enter_openat */
 int q1_p0(struct tp_syscalls_sys_enter_openat *args) {
   u64 uid_gid = bpf_get_current_uid_gid();
+  /* where uid == 0 */
   if (!((u32)uid_gid == 0))
     return 0;
   struct q1_key key;
   __builtin_memset(&key, 0, sizeof(key));
   bpf_probe_read_user_str(key.args_filename, sizeof(key.args_filename), (void *)args->filename);
-  if (!(key.args_filename[0] == '/' && key.args_filename[1] == 'e' && key.args_filename[2] == 't' && key.args_filename[3] == 'c' && key.args_filename[4] == '/'))
+  /* where startswith(args.filename, "/etc/") */
+  if (!(((*(u32 *)&key.args_filename[0] ^ 0x6374652f) | ((u8)key.args_filename[4] ^ 0x2f)) == 0))
     return 0;
   u8 found0 = 0;
   for (u32 i = 0; i < 61; i++) {
     if (key.args_filename[i] == 0)
       break;
-    if (key.args_filename[i] == 'p' && key.args_filename[i + 1] == 'a' && key.args_filename[i + 2] == 's' && key.args_filename[i + 3] == 's') {
+    if (((key.args_filename[i] ^ 'p') | (key.args_filename[i + 1] ^ 'a') | (key.args_filename[i + 2] ^ 's') | (key.args_filename[i + 3] ^ 's')) == 0) {
       found0 = 1;
       break;
     }
   }
+  /* where contains(args.filename, "pass") */
   if (!found0)
     return 0;
   bpf_get_current_comm(key.comm, sizeof(key.comm));
@@ -146,19 +150,21 @@ static __always_inline void q2_drop(void) {
 
 /* query 'comms' (q.yml:15): tracepoint:syscalls:sys_enter_openat */
 int q2_p0(struct tp_syscalls_sys_enter_openat *args) {
-  char s0[16];
+  char s0[16] __attribute__((aligned(8)));
   bpf_get_current_comm(s0, sizeof(s0));
-  if (!((s0[0] == 'b' && s0[1] == 'a' && s0[2] == 's' && s0[3] == 'h' && s0[4] == 0) || (s0[0] == 's' && s0[1] == 'h' && s0[2] == 0)))
+  /* where comm in ("bash", "sh") */
+  if (!(((((u8)((s0[0] ^ 'b') | (s0[1] ^ 'a') | (s0[2] ^ 's') | (s0[3] ^ 'h') | s0[4]) + 255) >> 8) & (((u8)((s0[0] ^ 's') | (s0[1] ^ 'h') | s0[2]) + 255) >> 8)) == 0))
     return 0;
   u8 found0 = 0;
   for (u32 i = 0; i < 16; i++) {
     if (s0[i] == 0)
       break;
-    if (s0[i] == 'x') {
+    if ((s0[i] ^ 'x') == 0) {
       found0 = 1;
       break;
     }
   }
+  /* where !contains(comm, "x") */
   if (found0)
     return 0;
   u32 idx0 = 0;

@@ -51,13 +51,13 @@ _Static_assert(sizeof(struct tp_sched_sched_process_exec) == 24 &&
 
 /* query 'sw' (q.yml:2) */
 struct q0_key {
-  s32 args_next_pid;       /* args.next_pid */
   char args_prev_comm[16]; /* args.prev_comm */
+  s32 args_next_pid;       /* args.next_pid */
   u8 __pad0[4];
 } __attribute__((packed, aligned(8)));
 _Static_assert(sizeof(struct q0_key) == 24 &&
-               __builtin_offsetof(struct q0_key, args_next_pid) == 0 &&
-               __builtin_offsetof(struct q0_key, args_prev_comm) == 4,
+               __builtin_offsetof(struct q0_key, args_prev_comm) == 0 &&
+               __builtin_offsetof(struct q0_key, args_next_pid) == 16,
                "layout of struct q0_key");
 struct q0_val {
   u64 n;                   /* events of this key on this CPU */
@@ -81,7 +81,7 @@ int q0_p0(struct tp_sched_sched_switch *args) {
   struct q0_key key;
   __builtin_memset(&key, 0, sizeof(key));
   __builtin_memcpy(key.args_prev_comm, args->prev_comm, 16);
-  char s0[16];
+  char s0[16] __attribute__((aligned(8)));
   __builtin_memcpy(s0, args->next_comm, 16);
   u8 same0 = 1;
   for (u32 i = 0; i < 16; i++) {
@@ -92,7 +92,8 @@ int q0_p0(struct tp_sched_sched_switch *args) {
     if (key.args_prev_comm[i] == 0)
       break;
   }
-  if (!(same0 || (s0[0] == 'k' && s0[1] == 'w' && s0[2] == 'o' && s0[3] == 'r' && s0[4] == 'k' && s0[5] == 'e' && s0[6] == 'r')))
+  /* where prev_comm == next_comm || startswith(args.next_comm, "kworker") */
+  if (!(same0 || (((*(u32 *)&s0[0] ^ 0x726f776b) | (*(u16 *)&s0[4] ^ 0x656b) | ((u8)s0[6] ^ 0x72)) == 0)))
     return 0;
   key.args_next_pid = args->next_pid;
   struct q0_val zero = {};
@@ -108,16 +109,16 @@ int q0_p0(struct tp_sched_sched_switch *args) {
 /* query 'execs' (q.yml:7) */
 struct q1_event {
   u64 ts;                  /* event time (ns) */
-  u32 pid;
   char args_filename[64];  /* args.filename */
   char comm[16];
+  u32 pid;
   u8 __pad0[4];
 } __attribute__((packed, aligned(8)));
 _Static_assert(sizeof(struct q1_event) == 96 &&
                __builtin_offsetof(struct q1_event, ts) == 0 &&
-               __builtin_offsetof(struct q1_event, pid) == 8 &&
-               __builtin_offsetof(struct q1_event, args_filename) == 12 &&
-               __builtin_offsetof(struct q1_event, comm) == 76,
+               __builtin_offsetof(struct q1_event, args_filename) == 8 &&
+               __builtin_offsetof(struct q1_event, comm) == 72 &&
+               __builtin_offsetof(struct q1_event, pid) == 88,
                "layout of struct q1_event");
 BPF_PERF_OUTPUT(q1_events);
 BPF_PERCPU_ARRAY(q1_dropped, u64, 1);
@@ -139,11 +140,12 @@ int q1_p0(struct tp_sched_sched_process_exec *args) {
   for (u32 i = 0; i < 62; i++) {
     if (ev.args_filename[i] == 0)
       break;
-    if (ev.args_filename[i] == 'b' && ev.args_filename[i + 1] == 'i' && ev.args_filename[i + 2] == 'n') {
+    if (((ev.args_filename[i] ^ 'b') | (ev.args_filename[i + 1] ^ 'i') | (ev.args_filename[i + 2] ^ 'n')) == 0) {
       found0 = 1;
       break;
     }
   }
+  /* where contains(args.filename, "bin") */
   if (!found0)
     return 0;
   u64 ts = bpf_ktime_get_ns();

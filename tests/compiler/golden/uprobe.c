@@ -3,12 +3,12 @@
 
 /* query 'opens' (q.yml:2) */
 struct q0_key {
-  u64 arg2;
   char str_arg1[64];       /* str(arg1) */
+  u64 arg2;
 } __attribute__((packed, aligned(8)));
 _Static_assert(sizeof(struct q0_key) == 72 &&
-               __builtin_offsetof(struct q0_key, arg2) == 0 &&
-               __builtin_offsetof(struct q0_key, str_arg1) == 8,
+               __builtin_offsetof(struct q0_key, str_arg1) == 0 &&
+               __builtin_offsetof(struct q0_key, arg2) == 64,
                "layout of struct q0_key");
 struct q0_val {
   u64 n;                   /* events of this key on this CPU */
@@ -32,7 +32,8 @@ int q0_p0(struct pt_regs *ctx) {
   struct q0_key key;
   __builtin_memset(&key, 0, sizeof(key));
   bpf_probe_read_user_str(key.str_arg1, sizeof(key.str_arg1), (void *)PT_REGS_PARM2(ctx));
-  if (key.str_arg1[0] == '/' && key.str_arg1[1] == 'd' && key.str_arg1[2] == 'e' && key.str_arg1[3] == 'v' && key.str_arg1[4] == '/' && key.str_arg1[5] == 'n' && key.str_arg1[6] == 'u' && key.str_arg1[7] == 'l' && key.str_arg1[8] == 'l' && key.str_arg1[9] == 0)
+  /* where str(arg1) != "/dev/null" */
+  if (((*(u64 *)&key.str_arg1[0] ^ 0x6c756e2f7665642fULL) | (*(u16 *)&key.str_arg1[8] ^ 0x006c)) == 0)
     return 0;
   key.arg2 = PT_REGS_PARM3(ctx);
   struct q0_val zero = {};

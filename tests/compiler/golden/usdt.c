@@ -3,13 +3,13 @@
 
 /* query 'pyfuncs' (q.yml:1) */
 struct q0_key {
-  s32 arg2;
   char str_arg1[64];       /* str(arg1) */
+  s32 arg2;
   u8 __pad0[4];
 } __attribute__((packed, aligned(8)));
 _Static_assert(sizeof(struct q0_key) == 72 &&
-               __builtin_offsetof(struct q0_key, arg2) == 0 &&
-               __builtin_offsetof(struct q0_key, str_arg1) == 4,
+               __builtin_offsetof(struct q0_key, str_arg1) == 0 &&
+               __builtin_offsetof(struct q0_key, arg2) == 64,
                "layout of struct q0_key");
 struct q0_val {
   u64 n;                   /* events of this key on this CPU */

@@ -77,6 +77,7 @@ static __always_inline void q0_drop(void) {
 
 /* query 'writes' (q.yml:1): tracepoint:syscalls:sys_enter_pwrite64 */
 int q0_p0(struct tp_syscalls_sys_enter_pwrite64 *args) {
+  /* where args.count > 0 */
   if (!(args->count > 0))
     return 0;
   struct q0_key key;
@@ -95,6 +96,7 @@ int q0_p0(struct tp_syscalls_sys_enter_pwrite64 *args) {
 
 /* query 'writes' (q.yml:1): tracepoint:syscalls:sys_enter_write */
 int q0_p1(struct tp_syscalls_sys_enter_write *args) {
+  /* where args.count > 0 */
   if (!(args->count > 0))
     return 0;
   struct q0_key key;
