@@ -245,20 +245,33 @@ class Tracer:
     def programs(self):
         return attached_programs(self.pid)
 
-    def stop(self, timeout=60.0):
+    def stop(self, timeout=30.0):
         """SIGINT; waits for the process, then for any orphan it left (bpfql's detach holder)."""
         self.t_sigint = time.monotonic()
         os.kill(self.pid, signal.SIGINT)
         self.t_exit, self.rusage = wait_exit(self.pid, timeout)
         if self.t_exit is None:
+            where = self.where()
             self.kill()
-            raise TracerFailed(f"{self.label}: still running {timeout:.0f}s after SIGINT")
+            raise TracerFailed(f"{self.label}: still running {timeout:.0f}s after SIGINT "
+                               f"({where}); last output: " + " | ".join(self.err[-3:]))
         self._join()
         self.t_detached = self.t_exit
         for orphan in orphans():
             t_gone, _ = wait_exit(orphan, timeout)
             if t_gone is not None:
                 self.t_detached = max(self.t_detached, t_gone)
+
+    def where(self):
+        """What a stuck tracer's threads wait on (wchan), for the report."""
+        waits = []
+        try:
+            for task in os.listdir(f"/proc/{self.pid}/task"):
+                with open(f"/proc/{self.pid}/task/{task}/wchan") as wchan:
+                    waits.append(wchan.read().strip() or "running")
+        except OSError:
+            pass
+        return "threads in " + ", ".join(sorted(set(waits))) if waits else "gone"
 
     def kill(self):
         try:
@@ -460,15 +473,21 @@ def measure_mode(cfg, query, mode, calls, first_round):
         except TracerFailed as failure:
             return {"mode": mode, "error": str(failure)}
         time.sleep(cfg.settle)
+    wl = None
     try:
         wl = run_workload(cfg, query.workload, *workload_args(query, calls))
         result["ns"] = wl.ns_per_call
         if tracer and first_round and mode != "floor":
             result["insns"] = xlated(cfg, tracer, f"{query.id}.{mode}")
+    except TracerFailed as failure:
+        result["error"] = str(failure)
     finally:
         if tracer:
-            tracer.stop()
-    if tracer:
+            try:
+                tracer.stop()
+            except TracerFailed as failure:   # the figure stands: it was attached throughout
+                result["error"] = str(failure)
+    if tracer and wl:
         result["problem"] = verify(query, mode, tracer, wl)
         result["start_ms"] = tracer.ms(tracer.t_spawn, tracer.t_attached)
     return result

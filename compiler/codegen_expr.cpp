@@ -330,7 +330,7 @@ Result<CValue> FunctionGen::compare(BinaryOp op, const Expr& lhs, const Expr& rh
   return CValue{fmt::format("({} {} {})", lt, op_text(op), rt), Type::boolean()};
 }
 
-Result<CValue> FunctionGen::in_list(const Expr& e, const InList& in) {
+Result<CValue> FunctionGen::in_list(const Expr&, const InList& in) {
   if (in.items.empty()) return CValue{"0", Type::boolean(), true};
   if (in.value->type.is_string() && in.items.size() > 1) {
     auto r = string_in_list(*in.value, in.items);
@@ -343,7 +343,6 @@ Result<CValue> FunctionGen::in_list(const Expr& e, const InList& in) {
     if (!eq) return eq;
     text += (text.empty() ? "" : " || ") + eq->text;
   }
-  (void)e;
   return CValue{in.items.size() == 1 ? text : "(" + text + ")", Type::boolean()};
 }
 

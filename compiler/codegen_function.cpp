@@ -153,10 +153,10 @@ Result<void> FunctionGen::emit_filters(const std::vector<ExprPtr>& filters) {
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& [cost, f] : reading) cheap.push_back(f);
   for (const Expr* f : cheap) {
+    line(fmt::format("/* where {} */", c_names::comment_text(f->text)));  // before its reads
     auto cond = condition(*f);
     if (!cond) return std::unexpected(cond.error());
     std::string test = negate(*cond);
-    line(fmt::format("/* where {} */", c_names::comment_text(f->text)));
     line(test.front() == '(' ? "if " + test : "if (" + test + ")");
     line("  return 0;");
   }

@@ -13,6 +13,18 @@ SignalFd::SignalFd() {
   sigaddset(&mask, SIGTERM);
   sigaddset(&mask, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &mask, &old_mask_);
+  // An ignored signal is discarded before signalfd can see it. Shells start background jobs
+  // with SIGINT ignored, and `kill -INT` must still end a run: take SIGINT and SIGTERM back
+  // (blocked, so the default action never runs). An ignored SIGHUP is nohup's: respected.
+  for (int sig : {SIGINT, SIGTERM}) {
+    struct sigaction current {};
+    sigaction(sig, nullptr, &current);
+    if (current.sa_handler != SIG_IGN) continue;
+    struct sigaction deflt {};
+    deflt.sa_handler = SIG_DFL;
+    sigaction(sig, &deflt, nullptr);
+    restore_ignored_.push_back(sig);
+  }
   fd_ = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   struct sigaction ignore {};
   ignore.sa_handler = SIG_IGN;
@@ -23,6 +35,11 @@ SignalFd::~SignalFd() {
   take();  // a second Ctrl-C still queued would otherwise kill us as soon as it is unblocked
   if (fd_ >= 0) close(fd_);
   sigaction(SIGPIPE, &old_pipe_, nullptr);
+  for (int sig : restore_ignored_) {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigaction(sig, &ignore, nullptr);
+  }
   pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
 }
 

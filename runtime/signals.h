@@ -1,10 +1,14 @@
 // SIGINT, SIGTERM and SIGHUP as a readable fd (signalfd), so the run loop waits for signals and
 // perf buffers in one epoll_wait. While a SignalFd lives those signals are blocked (they queue
 // for the fd, even during the load) and SIGPIPE is ignored (a closed output pipe then shows as a
-// write error that ends the run cleanly). The destructor restores both.
+// write error that ends the run cleanly). SIGINT and SIGTERM are taken back if they were ignored
+// (shells start background jobs with SIGINT ignored); an ignored SIGHUP (nohup) stays ignored.
+// The destructor restores all of it.
 #pragma once
 
 #include <signal.h>
+
+#include <vector>
 
 namespace bpfql {
 
@@ -23,6 +27,7 @@ class SignalFd {
   int fd_ = -1;
   sigset_t old_mask_;
   struct sigaction old_pipe_ {};
+  std::vector<int> restore_ignored_;  // SIGINT/SIGTERM that were ignored before
 };
 
 }  // namespace bpfql

@@ -149,9 +149,17 @@ TEST_CASE("the largest keys, events and string buffers fit the BPF stack") {
     MESSAGE("skipped: " << why);
     return;
   }
-  // Every item at its maximum: three 256-byte strings, compared and searched, in a key, an
-  // event and filter buffers.
+  // Every item at its maximum: long literals (a branch per byte would make the verifier walk
+  // 2^n paths), 256-byte strings compared and searched, in a key, an event and filter buffers.
   const char* queries[] = {R"(
+name: literals
+probe: tracepoint:syscalls:sys_enter_openat
+strlen: 200
+where: args.filename == "/tmp/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" || startswith(args.filename, "/usr/lib/bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb") || contains(args.filename, "cccccccccccccccccccccccccccccccccccccccc") || comm in ("p00", "p01", "p02", "p03", "p04", "p05", "p06", "p07", "p08", "p09", "p10", "p11", "p12", "p13", "p14", "p15", "p16", "p17", "p18", "p19", "p20", "p21", "p22", "p23", "p24", "p25", "p26", "p27", "p28", "p29", "p30", "p31", "p32", "p33", "p34", "p35", "p36", "p37", "p38", "p39") || comm == args.filename
+select: count()
+group_by: comm
+)",
+                           R"(
 name: keys
 probe: tracepoint:syscalls:sys_enter_openat
 strlen: 160
@@ -251,6 +259,18 @@ queries:
     probe: tracepoint:syscalls:sys_enter_read
     where: comm == "bpfqlcgtest" && startswith(comm, "bpfql") && contains(comm, "cgt")
     select: count(), sum(args.count), min(args.count), max(args.count), hist(args.count), lhist(args.count, 0, 1000, 100), percentile(args.count, 50)
+  - name: strings
+    probe: tracepoint:raw_syscalls:sys_enter
+    where:
+      - args.id == 0
+      - comm in ("nope", "bpfqlcgtest", "other")
+      - '!(comm in ("x", "bpfqlcgtes"))'
+      - comm != "bpfqlcgtesx"
+      - startswith(comm, "bpfqlcgtes")
+      - '!startswith(comm, "bpfqlcgtesx")'
+      - contains(comm, "test")
+      - '!contains(comm, "tests")'
+    select: count()
   - name: returns
     probe: tracepoint:syscalls:sys_exit_read
     where: comm == "bpfqlcgtest"
@@ -261,13 +281,14 @@ queries:
   auto plan = generate_plan(*program);
   REQUIRE_MESSAGE(plan.has_value(), (plan ? "" : plan.error().message));
   REQUIRE(plan->queries[0].value_size == sizeof(Values));
-  REQUIRE(plan->queries[1].key_size == sizeof(CommKey));
+  REQUIRE(plan->queries[2].key_size == sizeof(CommKey));
 
   ebpf::BPF bpf;
   auto status = bpf.init(plan->c_source);
   REQUIRE_MESSAGE(status.ok(), status.msg());
   REQUIRE(bpf.attach_tracepoint("syscalls:sys_enter_read", "q0_p0").ok());
-  REQUIRE(bpf.attach_tracepoint("syscalls:sys_exit_read", "q1_p0").ok());
+  REQUIRE(bpf.attach_tracepoint("raw_syscalls:sys_enter", "q1_p0").ok());
+  REQUIRE(bpf.attach_tracepoint("syscalls:sys_exit_read", "q2_p0").ok());
   const std::vector<uint64_t> counts = {
       0, 1, 5, 16, 17, 100, 999, 1000, 5000, 1 << 20, (1ull << 40) + 3};
   // read(-1, NULL, n): the tracepoints see `count` = n, and the return value -EBADF.
@@ -276,6 +297,7 @@ queries:
   });
   bpf.detach_tracepoint("syscalls:sys_enter_read");
   bpf.detach_tracepoint("syscalls:sys_exit_read");
+  bpf.detach_tracepoint("raw_syscalls:sys_enter");
 
   // Keyless: per-CPU arrays, merged over CPUs as the runtime does.
   std::vector<Values> per_cpu;
@@ -317,11 +339,18 @@ queries:
   CHECK(slots_of("q0_h5", buckets::lhist_slots(0, 1000, 100)) == lhist);
   CHECK(slots_of("q0_h6", buckets::kLogLinearSlots) == loglin);
 
+  // String tests, each of which would fail on a byte off (read is syscall 0 on x86_64).
+  std::vector<uint64_t> string_count;
+  REQUIRE(bpf.get_percpu_array_table<uint64_t>("q1_vals").get_value(0, string_count).ok());
+  uint64_t matched = 0;
+  for (uint64_t c : string_count) matched += c;
+  CHECK(matched == counts.size());
+
   // Keyed by comm, signed values: every read returned -EBADF (-9).
   CommKey key{};
   std::strncpy(key.comm, kWorkerComm, sizeof key.comm);
   std::vector<CountMin> values;
-  REQUIRE(bpf.get_percpu_hash_table<CommKey, CountMin>("q1_vals").get_value(key, values).ok());
+  REQUIRE(bpf.get_percpu_hash_table<CommKey, CountMin>("q2_vals").get_value(key, values).ok());
   uint64_t n = 0;
   for (const auto& v : values) {
     if (v.n == 0) continue;
@@ -338,8 +367,8 @@ queries:
     }
     return out;
   };
-  CHECK(slot_counts("q1_h2") == std::map<uint64_t, uint64_t>{{0, counts.size()}});
-  CHECK(slot_counts("q1_h3") ==
+  CHECK(slot_counts("q2_h2") == std::map<uint64_t, uint64_t>{{0, counts.size()}});
+  CHECK(slot_counts("q2_h3") ==
         std::map<uint64_t, uint64_t>{
             {static_cast<uint64_t>(lhist_slot(-9, -10, 10, 1)), counts.size()}});
 }

@@ -109,15 +109,16 @@ static __always_inline void q0_drop(void) {
 
 /* query 'big' (q.yml:1): tracepoint:syscalls:sys_enter_openat */
 int q0_p0(struct tp_syscalls_sys_enter_openat *args) {
+  /* where comm != "y" */
   u32 idx0 = 0;
   struct q0_scratch *sc = q0_scratch.lookup(&idx0);
   if (!sc)
     return 0;
   __builtin_memset(&sc->hk, 0, sizeof(sc->hk));
   bpf_get_current_comm(sc->hk.k.comm, sizeof(sc->hk.k.comm));
-  /* where comm != "y" */
   if ((*(u16 *)&sc->hk.k.comm[0] ^ 0x0079) == 0)
     return 0;
+  /* where contains(args.filename, "x") */
   bpf_probe_read_user_str(sc->hk.k.args_filename, sizeof(sc->hk.k.args_filename), (void *)args->filename);
   u8 found0 = 0;
   for (u32 i = 0; i < 200; i++) {
@@ -128,7 +129,6 @@ int q0_p0(struct tp_syscalls_sys_enter_openat *args) {
       break;
     }
   }
-  /* where contains(args.filename, "x") */
   if (!found0)
     return 0;
   u64 pid_tgid = bpf_get_current_pid_tgid();

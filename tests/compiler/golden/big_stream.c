@@ -61,13 +61,13 @@ static __always_inline void q0_drop(void) {
 
 /* query 'bigs' (q.yml:1): tracepoint:syscalls:sys_enter_openat */
 int q0_p0(struct tp_syscalls_sys_enter_openat *args) {
+  /* where comm != "y" */
   u32 idx0 = 0;
   struct q0_scratch *sc = q0_scratch.lookup(&idx0);
   if (!sc)
     return 0;
   __builtin_memset(&sc->ev, 0, sizeof(sc->ev));
   bpf_get_current_comm(sc->ev.comm, sizeof(sc->ev.comm));
-  /* where comm != "y" */
   if ((*(u16 *)&sc->ev.comm[0] ^ 0x0079) == 0)
     return 0;
   u64 ts = bpf_ktime_get_ns();

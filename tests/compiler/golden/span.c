@@ -95,9 +95,9 @@ static __always_inline void q0_drop(void) {
 
 /* query 'readlat' (q.yml:1), span begin: tracepoint:syscalls:sys_enter_read */
 int q0_b0(struct tp_syscalls_sys_enter_read *args) {
+  /* where comm == "bash" */
   char b0[16] __attribute__((aligned(8)));
   bpf_get_current_comm(b0, sizeof(b0));
-  /* where comm == "bash" */
   if (!(((*(u32 *)&b0[0] ^ 0x68736162) | ((u8)b0[4] ^ 0x00)) == 0))
     return 0;
   u64 pid_tgid = bpf_get_current_pid_tgid();

@@ -51,9 +51,9 @@ static __always_inline void q0_drop(void) {
 
 /* query 'passwd' (q.yml:2): tracepoint:syscalls:sys_enter_openat */
 int q0_p0(struct tp_syscalls_sys_enter_openat *args) {
+  /* where args.filename == "/etc/passwd" */
   char s0[64] __attribute__((aligned(8)));
   bpf_probe_read_user_str(s0, sizeof(s0), (void *)args->filename);
-  /* where args.filename == "/etc/passwd" */
   if (!(((*(u64 *)&s0[0] ^ 0x7361702f6374652fULL) | (*(u32 *)&s0[8] ^ 0x00647773)) == 0))
     return 0;
   struct q0_key key;
@@ -97,16 +97,17 @@ static __always_inline void q1_drop(void) {
 
 /* query 'etc' (q.yml:7): tracepoint:syscalls:sys_enter_openat */
 int q1_p0(struct tp_syscalls_sys_enter_openat *args) {
-  u64 uid_gid = bpf_get_current_uid_gid();
   /* where uid == 0 */
+  u64 uid_gid = bpf_get_current_uid_gid();
   if (!((u32)uid_gid == 0))
     return 0;
+  /* where startswith(args.filename, "/etc/") */
   struct q1_key key;
   __builtin_memset(&key, 0, sizeof(key));
   bpf_probe_read_user_str(key.args_filename, sizeof(key.args_filename), (void *)args->filename);
-  /* where startswith(args.filename, "/etc/") */
   if (!(((*(u32 *)&key.args_filename[0] ^ 0x6374652f) | ((u8)key.args_filename[4] ^ 0x2f)) == 0))
     return 0;
+  /* where contains(args.filename, "pass") */
   u8 found0 = 0;
   for (u32 i = 0; i < 61; i++) {
     if (key.args_filename[i] == 0)
@@ -116,7 +117,6 @@ int q1_p0(struct tp_syscalls_sys_enter_openat *args) {
       break;
     }
   }
-  /* where contains(args.filename, "pass") */
   if (!found0)
     return 0;
   bpf_get_current_comm(key.comm, sizeof(key.comm));
@@ -150,11 +150,12 @@ static __always_inline void q2_drop(void) {
 
 /* query 'comms' (q.yml:15): tracepoint:syscalls:sys_enter_openat */
 int q2_p0(struct tp_syscalls_sys_enter_openat *args) {
+  /* where comm in ("bash", "sh") */
   char s0[16] __attribute__((aligned(8)));
   bpf_get_current_comm(s0, sizeof(s0));
-  /* where comm in ("bash", "sh") */
   if (!(((((u8)((s0[0] ^ 'b') | (s0[1] ^ 'a') | (s0[2] ^ 's') | (s0[3] ^ 'h') | s0[4]) + 255) >> 8) & (((u8)((s0[0] ^ 's') | (s0[1] ^ 'h') | s0[2]) + 255) >> 8)) == 0))
     return 0;
+  /* where !contains(comm, "x") */
   u8 found0 = 0;
   for (u32 i = 0; i < 16; i++) {
     if (s0[i] == 0)
@@ -164,7 +165,6 @@ int q2_p0(struct tp_syscalls_sys_enter_openat *args) {
       break;
     }
   }
-  /* where !contains(comm, "x") */
   if (found0)
     return 0;
   u32 idx0 = 0;

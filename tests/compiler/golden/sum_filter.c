@@ -51,8 +51,8 @@ static __always_inline void q0_drop(void) {
 
 /* query 'read-bytes' (q.yml:1): tracepoint:syscalls:sys_enter_read */
 int q0_p0(struct tp_syscalls_sys_enter_read *args) {
-  u64 pid_tgid = bpf_get_current_pid_tgid();
   /* where pid == 42 */
+  u64 pid_tgid = bpf_get_current_pid_tgid();
   if (!((u32)(pid_tgid >> 32) == 42))
     return 0;
   struct q0_key key;

@@ -78,6 +78,7 @@ static __always_inline void q0_drop(void) {
 
 /* query 'sw' (q.yml:2): tracepoint:sched:sched_switch */
 int q0_p0(struct tp_sched_sched_switch *args) {
+  /* where prev_comm == next_comm || startswith(args.next_comm, "kworker") */
   struct q0_key key;
   __builtin_memset(&key, 0, sizeof(key));
   __builtin_memcpy(key.args_prev_comm, args->prev_comm, 16);
@@ -92,7 +93,6 @@ int q0_p0(struct tp_sched_sched_switch *args) {
     if (key.args_prev_comm[i] == 0)
       break;
   }
-  /* where prev_comm == next_comm || startswith(args.next_comm, "kworker") */
   if (!(same0 || (((*(u32 *)&s0[0] ^ 0x726f776b) | (*(u16 *)&s0[4] ^ 0x656b) | ((u8)s0[6] ^ 0x72)) == 0)))
     return 0;
   key.args_next_pid = args->next_pid;
@@ -133,6 +133,7 @@ static __always_inline void q1_drop(void) {
 
 /* query 'execs' (q.yml:7): tracepoint:sched:sched_process_exec */
 int q1_p0(struct tp_sched_sched_process_exec *args) {
+  /* where contains(args.filename, "bin") */
   struct q1_event ev;
   __builtin_memset(&ev, 0, sizeof(ev));
   bpf_probe_read_kernel_str(ev.args_filename, sizeof(ev.args_filename), (char *)args + (args->filename & 0xFFFF));
@@ -145,7 +146,6 @@ int q1_p0(struct tp_sched_sched_process_exec *args) {
       break;
     }
   }
-  /* where contains(args.filename, "bin") */
   if (!found0)
     return 0;
   u64 ts = bpf_ktime_get_ns();

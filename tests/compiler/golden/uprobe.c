@@ -29,10 +29,10 @@ static __always_inline void q0_drop(void) {
 
 /* query 'opens' (q.yml:2): uprobe:/usr/lib/x86_64-linux-gnu/libc.so.6:openat */
 int q0_p0(struct pt_regs *ctx) {
+  /* where str(arg1) != "/dev/null" */
   struct q0_key key;
   __builtin_memset(&key, 0, sizeof(key));
   bpf_probe_read_user_str(key.str_arg1, sizeof(key.str_arg1), (void *)PT_REGS_PARM2(ctx));
-  /* where str(arg1) != "/dev/null" */
   if (((*(u64 *)&key.str_arg1[0] ^ 0x6c756e2f7665642fULL) | (*(u16 *)&key.str_arg1[8] ^ 0x006c)) == 0)
     return 0;
   key.arg2 = PT_REGS_PARM3(ctx);
