@@ -25,6 +25,13 @@ std::vector<std::string> query_search_dirs() {
     }
   }
   dirs.push_back(BPFQL_QUERY_DIR);
+  // Installed under another prefix (cmake --install --prefix P): P/share/bpfql/queries.
+  std::error_code exe_ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", exe_ec);
+  if (!exe_ec) {
+    fs::path beside = exe.parent_path().parent_path() / "share" / "bpfql" / "queries";
+    if (beside != fs::path(BPFQL_QUERY_DIR)) dirs.push_back(beside.string());
+  }
   // Running uninstalled from a build tree: the library of the source tree it was built from.
   std::error_code ec;
   if (fs::is_directory(BPFQL_SOURCE_QUERY_DIR, ec)) dirs.push_back(BPFQL_SOURCE_QUERY_DIR);

@@ -38,6 +38,10 @@ struct Expected {
 
 std::vector<Expected> expected_maps(const PlanQuery& q) {
   std::vector<Expected> out;
+  if (q.streaming) {
+    if (!q.dropped_map.empty()) out.push_back({q.dropped_map, 0, 8});
+    return out;
+  }
   bool keyless = q.keys.empty();
   if (!q.value_map.empty()) out.push_back({q.value_map, keyless ? 0 : q.key_size, q.value_size});
   for (const auto& a : q.aggregates)
@@ -57,7 +61,6 @@ MapReader::~MapReader() {
 std::string MapReader::open(ebpf::BPF& bpf, const Plan& plan) {
   ncpus_ = static_cast<uint32_t>(ebpf::BPFTable::get_possible_cpu_count());
   for (const auto& q : plan.queries) {
-    if (q.streaming) continue;
     for (const auto& e : expected_maps(q)) {
       if (maps_.count(e.name)) continue;
       ebpf::BPFTable table = bpf.get_table(e.name);  // holds a dup of the fd while it lives
@@ -205,11 +208,17 @@ QuerySnapshot MapReader::read(const PlanQuery& q) {
     if (!is_histogram(a.kind)) continue;
     if (const MapHandle* m = find(a.map_name)) s.hists[i] = read_map(*m, q.cumulative);
   }
-  if (const MapHandle* m = find(q.dropped_map)) {
-    PerCpuEntries d = read_array(*m, q.cumulative);
-    for (size_t i = 0; i < d.count(); ++i) s.dropped += sum_percpu_u64(d.value(i), d.ncpus);
-  }
+  s.dropped = read_dropped(q);
   return s;
+}
+
+uint64_t MapReader::read_dropped(const PlanQuery& q) {
+  const MapHandle* m = find(q.dropped_map);
+  if (!m) return 0;
+  PerCpuEntries d = read_array(*m, q.cumulative);
+  uint64_t dropped = 0;
+  for (size_t i = 0; i < d.count(); ++i) dropped += sum_percpu_u64(d.value(i), d.ncpus);
+  return dropped;
 }
 
 }  // namespace bpfql

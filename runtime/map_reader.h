@@ -31,13 +31,16 @@ class MapReader {
   MapReader(const MapReader&) = delete;
   MapReader& operator=(const MapReader&) = delete;
 
-  // Finds every map the Plan's aggregating queries use and checks its shape against the Plan.
+  // Finds every map the Plan's queries read (a streaming query's: its dropped counter) and checks
+  // its shape against the Plan.
   // Returns "" or what does not match (a bpfql bug: decoding would produce garbage).
   std::string open(ebpf::BPF& bpf, const Plan& plan);
 
   // Reads one query's value map, histogram maps and dropped counter; clears them unless the
   // query is cumulative (the dropped counter too).
   QuerySnapshot read(const PlanQuery& query);
+  // The query's dropped counter, summed over CPUs; cleared unless the query is cumulative.
+  uint64_t read_dropped(const PlanQuery& query);
 
   // Reads (and unless `keep`, empties) one map. Exposed for benchmarks.
   PerCpuEntries read_map(const MapHandle& map, bool keep);

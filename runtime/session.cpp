@@ -172,6 +172,12 @@ void Run::finish() {
     if (!schedule_.just_printed(e, now)) print(e, now, /*regular=*/false);
   }
   report_lost(true);
+  // A streaming query has no interval print to carry its dropped count (span begins that did
+  // not fit their map): say it here.
+  for (const auto& q : plan_.queries)
+    if (q.streaming)
+      if (uint64_t dropped = maps_.read_dropped(q))
+        say(fmt::format("query {}: dropped {} entries (a map was full; raise max_entries)", q.name, dropped));
 }
 
 }  // namespace
