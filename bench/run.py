@@ -82,6 +82,7 @@ class Config:
     cpu: int
     fifo: int
     settle: float
+    patience: float
     map_keys: int
     idle_seconds: float
     queries: list
@@ -132,6 +133,35 @@ def attached_programs(pid):
         if rc == 0:
             found.append((int(fd), query.prog_id, buf.value.decode(errors="replace")))
     return found
+
+
+def foreign_tracers(mine):
+    """Programs other processes (not in `mine`) have attached to system-call tracepoints: another
+    tracer on the machine adds its cost to every mode and must not be mistaken for ours."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in mine:
+            continue
+        names = sorted({name for _, _, name in attached_programs(int(entry))
+                        if name.startswith(("sys_enter", "sys_exit"))})
+        if names:
+            try:
+                with open(f"/proc/{entry}/comm") as comm:
+                    who = comm.read().strip()
+            except OSError:
+                who = "?"
+            found.append(f"{who}[{entry}]: {','.join(names)}")
+    return found
+
+
+def wait_for_quiet(mine, patience):
+    """Waits up to `patience` s for other tracers to go; returns those still there."""
+    deadline = time.monotonic() + patience
+    while True:
+        others = foreign_tracers(mine)
+        if not others or time.monotonic() >= deadline:
+            return others
+        time.sleep(0.5)
 
 
 def become_subreaper():
@@ -206,6 +236,7 @@ class Tracer:
         self.t_line = self.t_attached = self.t_exit = self.t_detached = None
         self.rusage = None
         self.returncode = None
+        self.sigints_lost = 0
 
     def start(self):
         self.t_spawn = time.monotonic()
@@ -249,7 +280,13 @@ class Tracer:
         """SIGINT; waits for the process, then for any orphan it left (bpfql's detach holder)."""
         self.t_sigint = time.monotonic()
         os.kill(self.pid, signal.SIGINT)
-        self.t_exit, self.rusage = wait_exit(self.pid, timeout)
+        self.t_exit, self.rusage = wait_exit(self.pid, 3.0)
+        # bpftrace 0.17 on a loaded machine sometimes loses a SIGINT (it arrives while its
+        # loop is outside epoll_wait): send it again, as a user would, and count it.
+        while self.t_exit is None and time.monotonic() - self.t_sigint < timeout:
+            self.sigints_lost += 1
+            os.kill(self.pid, signal.SIGINT)
+            self.t_exit, self.rusage = wait_exit(self.pid, 3.0)
         if self.t_exit is None:
             where = self.where()
             self.kill()
@@ -473,10 +510,15 @@ def measure_mode(cfg, query, mode, calls, first_round):
         except TracerFailed as failure:
             return {"mode": mode, "error": str(failure)}
         time.sleep(cfg.settle)
+    mine = {tracer.pid} if tracer else set()
+    others = wait_for_quiet(mine, cfg.patience)
     wl = None
     try:
         wl = run_workload(cfg, query.workload, *workload_args(query, calls))
         result["ns"] = wl.ns_per_call
+        others += foreign_tracers(mine)
+        if others:
+            result["foreign"] = "other tracers attached: " + "; ".join(sorted(set(others)))
         if tracer and first_round and mode != "floor":
             result["insns"] = xlated(cfg, tracer, f"{query.id}.{mode}")
     except TracerFailed as failure:
@@ -487,6 +529,8 @@ def measure_mode(cfg, query, mode, calls, first_round):
                 tracer.stop()
             except TracerFailed as failure:   # the figure stands: it was attached throughout
                 result["error"] = str(failure)
+    if tracer and tracer.sigints_lost:
+        result["error"] = f"{tracer.label} needed {tracer.sigints_lost + 1} SIGINTs to exit"
     if tracer and wl:
         result["problem"] = verify(query, mode, tracer, wl)
         result["start_ms"] = tracer.ms(tracer.t_spawn, tracer.t_attached)
@@ -505,7 +549,8 @@ def run_overhead(cfg, log):
                 results[query.id][mode].append(r.get("ns"))
                 if "insns" in r:
                     insns[query.id][mode] = r["insns"]
-                issue = r.get("error") or r.get("problem")
+                issue = "; ".join(filter(None, (r.get("error"), r.get("problem"),
+                                                r.get("foreign"))))
                 if issue:
                     problems.append(f"round {rnd + 1}, {query.id}, {mode}: {issue}")
                 log(f"round {rnd + 1}/{cfg.rounds} {query.id:26s} {mode:9s} "
@@ -540,7 +585,7 @@ def lifecycle(cfg, make_tracer, steady_after=2.0):
     hwm_kb = proc_status_kb(tracer.pid, "VmHWM") or 0
     tracer.stop()
     peak_kb = max(hwm_kb, tracer.rusage.ru_maxrss if tracer.rusage else 0)
-    return {
+    figures = {
         "attached_ms": tracer.ms(tracer.t_spawn, tracer.t_attached),
         "line_ms": tracer.ms(tracer.t_spawn, tracer.t_line),
         "steady_mb": steady_kb / 1024.0 if steady_kb else None,
@@ -548,6 +593,11 @@ def lifecycle(cfg, make_tracer, steady_after=2.0):
         "sigint_exit_ms": tracer.ms(tracer.t_sigint, tracer.t_exit),
         "sigint_detached_ms": tracer.ms(tracer.t_sigint, tracer.t_detached),
     }
+    if tracer.sigints_lost:   # its shutdown time is not comparable: left out of the medians
+        figures["note"] = (f"needed {tracer.sigints_lost + 1} SIGINTs to exit "
+                           f"({figures['sigint_exit_ms']:.0f} ms); shutdown times left out")
+        figures["sigint_exit_ms"] = figures["sigint_detached_ms"] = None
+    return figures
 
 
 def idle_cpu(cfg, make_tracer, warmup=1.5):
@@ -627,6 +677,8 @@ def run_extras(cfg, log):
         try:
             figures = fn()
             runs[group][tool].append(figures)
+            if figures.get("note"):
+                problems.append(f"{group}, {tool}: {figures['note']}")
             shown = {k: round(v, 2) for k, v in figures.items() if isinstance(v, float)}
             log(f"{group:10s} {tool:9s} {shown}")
         except TracerFailed as failure:
@@ -835,6 +887,9 @@ def parse_args():
                    help="SCHED_FIFO priority of the workload (0: normal scheduling)")
     p.add_argument("--settle", type=float, default=0.5,
                    help="seconds to wait after a tracer is attached")
+    p.add_argument("--patience", type=float, default=30.0,
+                   help="seconds to wait for other processes' syscall tracers to go before a "
+                        "measurement (it is then flagged)")
     p.add_argument("--queries", help="comma-separated query ids (default: all)")
     p.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of "
                    + ",".join(MODES))
@@ -863,7 +918,7 @@ def make_config(args):
         baseline=find_binary(build, ["bench/bench_baseline"]),
         bpftrace=args.bpftrace, rounds=args.rounds, calls=args.calls, cpu=args.cpu,
         fifo=args.fifo,
-        settle=args.settle, map_keys=args.map_keys,
+        settle=args.settle, patience=args.patience, map_keys=args.map_keys,
         idle_seconds=3.0 if args.quick else 5.0, queries=queries, modes=modes,
         extras=not args.no_extras, overhead=not args.no_overhead, out=args.out,
         xlated_dir=os.path.join(os.path.dirname(os.path.abspath(args.out)), "xlated"))

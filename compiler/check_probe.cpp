@@ -144,6 +144,28 @@ Result<std::string> resolve_binary(const Located& spec, const std::vector<std::s
   return *path;
 }
 
+// Since glibc 2.34 libpthread, libdl, librt, libutil and libanl are empty stubs whose functions
+// live in libc: `uprobe:pthread:pthread_mutex_lock` means libc's, as the dynamic linker binds it.
+bool is_glibc_stub(const std::string& path) {
+  std::string base = path.substr(path.rfind('/') + 1);
+  for (const char* stub : {"libpthread.so", "libdl.so", "librt.so", "libutil.so", "libanl.so"})
+    if (base.starts_with(stub)) return true;
+  return false;
+}
+
+// The binary that defines `symbol`: `binary` itself, or libc for a glibc stub library.
+Result<std::string> binary_with_symbol(const std::string& binary, const std::string& symbol,
+                                       const KernelCatalog& catalog) {
+  if (catalog.has_symbol(binary, symbol)) return binary;
+  if (!is_glibc_stub(binary))
+    return error_at({}, fmt::format("symbol '{}' is not in '{}'", symbol, binary));
+  auto libc = catalog.resolve_binary("c");
+  if (libc && catalog.has_symbol(*libc, symbol)) return *libc;
+  return error_at({}, fmt::format("symbol '{}' is neither in '{}' nor in libc{} (glibc 2.34 and "
+                                  "later keep that library's functions in libc)",
+                                  symbol, binary, libc ? " '" + *libc + "'" : ""));
+}
+
 Result<std::vector<ProbeRef>> resolve_function_probe(ProbeKind kind, const Located& spec,
                                                      const std::vector<std::string>& parts,
                                                      const KernelCatalog& catalog) {
@@ -169,9 +191,9 @@ Result<std::vector<ProbeRef>> resolve_function_probe(ProbeKind kind, const Locat
     if (!is_identifier(probe.symbol, false))
       return error_at(part_loc(spec, parts, parts.size() - 1),
                       fmt::format("invalid symbol name '{}'", probe.symbol));
-    if (!catalog.has_symbol(probe.binary, probe.symbol))
-      return error_at(part_loc(spec, parts, parts.size() - 1),
-                      fmt::format("symbol '{}' is not in '{}'", probe.symbol, probe.binary));
+    auto holder = binary_with_symbol(probe.binary, probe.symbol, catalog);
+    if (!holder) return error_at(part_loc(spec, parts, parts.size() - 1), holder.error().message);
+    probe.binary = *holder;
     probe.spec = fmt::format("{}:{}:{}", kind_name, probe.binary, probe.symbol);
   } else {
     if (parts.size() != 2)

@@ -3,6 +3,7 @@
 
 #include <bcc/bcc_syms.h>
 #include <bcc/libbpf.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,8 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "runtime/stderr_capture.h"
 #include "runtime/verifier_log.h"
@@ -48,7 +47,8 @@ std::string hint(const PlanAttach& a) {
       if (colon == std::string::npos || !exists(dir)) return "no such tracepoint in this kernel";
       return "";
     }
-    default: return "";
+    default:
+      return "";
   }
 }
 
@@ -56,8 +56,10 @@ std::string failure(const PlanQuery& q, const PlanAttach& a, std::string reason,
                     const std::string& captured) {
   std::string extra = hint(a);
   std::string bcc_said = first_lines(without_libbcc_noise(captured), 2);
-  if (!extra.empty()) reason = extra;
-  else if (!bcc_said.empty()) reason += " (" + bcc_said + ")";
+  if (!extra.empty())
+    reason = extra;
+  else if (!bcc_said.empty())
+    reason += " (" + bcc_said + ")";
   return fmt::format("cannot attach {} for query {}: {}", a.spec, q.name, reason);
 }
 
@@ -108,8 +110,8 @@ std::string attach_uprobe(int prog, const PlanAttach& a, size_t index, Attachmen
 std::string attach_perf_event(int prog, const PlanAttach& a, Attachments& out) {
   for (int cpu : online_cpus()) {
     errno = 0;
-    int fd = bpf_attach_perf_event(prog, a.perf_type, a.perf_config, a.sample_period,
-                                   a.sample_freq, -1, cpu, -1);
+    int fd = bpf_attach_perf_event(prog, a.perf_type, a.perf_config, a.sample_period, a.sample_freq,
+                                   -1, cpu, -1);
     if (fd < 0) return fmt::format("on CPU {}: {}", cpu, errno_text(errno));
     out.owned().push_back({fd, "", a.kind});
   }
@@ -125,11 +127,14 @@ std::string attach_usdt(ebpf::BPF& bpf, const PlanAttach& a) {
 
 bpf_prog_type program_type(ProbeKind kind) {
   switch (kind) {
-    case ProbeKind::Tracepoint: return BPF_PROG_TYPE_TRACEPOINT;
+    case ProbeKind::Tracepoint:
+      return BPF_PROG_TYPE_TRACEPOINT;
     case ProbeKind::Profile:
     case ProbeKind::Software:
-    case ProbeKind::Hardware: return BPF_PROG_TYPE_PERF_EVENT;
-    default: return BPF_PROG_TYPE_KPROBE;
+    case ProbeKind::Hardware:
+      return BPF_PROG_TYPE_PERF_EVENT;
+    default:
+      return BPF_PROG_TYPE_KPROBE;
   }
 }
 
@@ -142,15 +147,20 @@ std::string attach_one(ebpf::BPF& bpf, const PlanAttach& a, size_t index, Attach
   auto st = bpf.load_func(a.function, program_type(a.kind), prog);  // loaded by the loader
   if (!st.ok()) return st.msg();
   switch (a.kind) {
-    case ProbeKind::Tracepoint: return attach_tracepoint(prog, a, out);
+    case ProbeKind::Tracepoint:
+      return attach_tracepoint(prog, a, out);
     case ProbeKind::Kprobe:
-    case ProbeKind::Kretprobe: return attach_kprobe(prog, a, index, out);
+    case ProbeKind::Kretprobe:
+      return attach_kprobe(prog, a, index, out);
     case ProbeKind::Uprobe:
-    case ProbeKind::Uretprobe: return attach_uprobe(prog, a, index, out);
+    case ProbeKind::Uretprobe:
+      return attach_uprobe(prog, a, index, out);
     case ProbeKind::Profile:
     case ProbeKind::Software:
-    case ProbeKind::Hardware: return attach_perf_event(prog, a, out);
-    case ProbeKind::Usdt: break;
+    case ProbeKind::Hardware:
+      return attach_perf_event(prog, a, out);
+    case ProbeKind::Usdt:
+      break;
   }
   return "unknown probe kind";
 }
@@ -200,8 +210,10 @@ void Attachments::close_all() {
   for (auto& p : owned_) {
     if (p.fd >= 0 && !p.legacy_event.empty()) {
       bool kprobe = p.kind == ProbeKind::Kprobe || p.kind == ProbeKind::Kretprobe;
-      if (kprobe) bpf_detach_kprobe(p.legacy_event.c_str());
-      else bpf_detach_uprobe(p.legacy_event.c_str());
+      if (kprobe)
+        bpf_detach_kprobe(p.legacy_event.c_str());
+      else
+        bpf_detach_uprobe(p.legacy_event.c_str());
     }
     p.fd = -1;
   }

@@ -34,7 +34,10 @@ bool is_histogram(AggKind k) {
 // Group keys → groups. Keys point into the snapshot, which outlives this.
 class Groups {
  public:
-  explicit Groups(size_t expected) { index_.reserve(expected); groups_.reserve(expected); }
+  explicit Groups(size_t expected) {
+    index_.reserve(expected);
+    groups_.reserve(expected);
+  }
 
   Group& at(std::span<const uint8_t> key) {
     std::string_view k(reinterpret_cast<const char*>(key.data()), key.size());
@@ -59,8 +62,7 @@ void add_value_map(const PlanQuery& q, const PerCpuEntries& map, Groups& groups)
 }
 
 // Keyed: the map key is the key struct followed by a u64 slot. Keyless: a u32 array index.
-void add_hist_map(const PlanQuery& q, size_t agg_index, const PerCpuEntries& map,
-                  Groups& groups) {
+void add_hist_map(const PlanQuery& q, size_t agg_index, const PerCpuEntries& map, Groups& groups) {
   const int nslots = histogram_slots(q.aggregates[agg_index]);
   for (size_t i = 0; i < map.count(); ++i) {
     auto key = map.key(i);
@@ -124,7 +126,8 @@ std::vector<ResultRow> build_rows(const PlanQuery& query, const QuerySnapshot& s
                                   const DecodeHooks& hooks) {
   bool has_hist_maps = false;
   for (size_t i = 0; i < query.aggregates.size() && i < snapshot.hists.size(); ++i)
-    if (is_histogram(query.aggregates[i].kind) && snapshot.hists[i].count() > 0) has_hist_maps = true;
+    if (is_histogram(query.aggregates[i].kind) && snapshot.hists[i].count() > 0)
+      has_hist_maps = true;
 
   Groups groups(query.keys.empty() ? 1 : snapshot.values.count());
   if (query.keys.empty()) groups.at({});  // a keyless query always prints its one row
@@ -170,12 +173,18 @@ int compare_cells(const Cell& a, const Cell& b) {
       [&](const auto& x) -> int {
         using T = std::decay_t<decltype(x)>;
         const T& y = std::get<T>(b);
-        if constexpr (std::is_same_v<T, std::monostate>) return 0;
-        else if constexpr (std::is_same_v<T, Histogram>) return three_way(total_count(x), total_count(y));
-        else if constexpr (std::is_same_v<T, StatsValue>) return three_way(x.count, y.count);
-        else if constexpr (std::is_same_v<T, PercentileValue>) return three_way(first_value(x), first_value(y));
-        else if constexpr (std::is_same_v<T, StackValue>) return three_way(x.frames, y.frames);
-        else return three_way(x, y);
+        if constexpr (std::is_same_v<T, std::monostate>)
+          return 0;
+        else if constexpr (std::is_same_v<T, Histogram>)
+          return three_way(total_count(x), total_count(y));
+        else if constexpr (std::is_same_v<T, StatsValue>)
+          return three_way(x.count, y.count);
+        else if constexpr (std::is_same_v<T, PercentileValue>)
+          return three_way(first_value(x), first_value(y));
+        else if constexpr (std::is_same_v<T, StackValue>)
+          return three_way(x.frames, y.frames);
+        else
+          return three_way(x, y);
       },
       a);
 }
@@ -218,13 +227,20 @@ SortValue sort_value(const Cell& c) {
   SortValue v;
   v.kind = static_cast<uint32_t>(c.index());
   v.cell = &c;
-  if (auto* x = std::get_if<uint64_t>(&c)) v.num = *x;
-  else if (auto* x = std::get_if<int64_t>(&c)) v.num = ordered_bits(*x);
-  else if (auto* x = std::get_if<double>(&c)) v.num = ordered_bits(*x);
-  else if (auto* x = std::get_if<bool>(&c)) v.num = *x;
-  else if (auto* x = std::get_if<Histogram>(&c)) v.num = total_count(*x);
-  else if (auto* x = std::get_if<StatsValue>(&c)) v.num = x->count;
-  else if (auto* x = std::get_if<PercentileValue>(&c)) v.num = ordered_bits(first_value(*x));
+  if (auto* x = std::get_if<uint64_t>(&c))
+    v.num = *x;
+  else if (auto* x = std::get_if<int64_t>(&c))
+    v.num = ordered_bits(*x);
+  else if (auto* x = std::get_if<double>(&c))
+    v.num = ordered_bits(*x);
+  else if (auto* x = std::get_if<bool>(&c))
+    v.num = *x;
+  else if (auto* x = std::get_if<Histogram>(&c))
+    v.num = total_count(*x);
+  else if (auto* x = std::get_if<StatsValue>(&c))
+    v.num = x->count;
+  else if (auto* x = std::get_if<PercentileValue>(&c))
+    v.num = ordered_bits(first_value(*x));
   return v;
 }
 
@@ -277,8 +293,10 @@ void sort_and_limit(const PlanQuery& query, std::vector<ResultRow>& rows) {
     return x.row < y.row;  // a total order: partial_sort below stays deterministic
   };
   size_t keep = query.limit > 0 ? std::min<size_t>(query.limit, rows.size()) : rows.size();
-  if (keep < items.size()) std::partial_sort(items.begin(), items.begin() + keep, items.end(), before);
-  else std::sort(items.begin(), items.end(), before);
+  if (keep < items.size())
+    std::partial_sort(items.begin(), items.begin() + keep, items.end(), before);
+  else
+    std::sort(items.begin(), items.end(), before);
 
   std::vector<ResultRow> sorted;
   sorted.reserve(keep);

@@ -14,21 +14,39 @@ uint64_t read_unsigned(std::span<const uint8_t> record, uint32_t offset, uint32_
   if (size_t{offset} + size > record.size()) return 0;
   const uint8_t* p = record.data() + offset;
   switch (size) {
-    case 1: return p[0];
-    case 2: { uint16_t v; std::memcpy(&v, p, 2); return v; }
-    case 4: { uint32_t v; std::memcpy(&v, p, 4); return v; }
-    case 8: { uint64_t v; std::memcpy(&v, p, 8); return v; }
-    default: return 0;
+    case 1:
+      return p[0];
+    case 2: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case 4: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case 8: {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    default:
+      return 0;
   }
 }
 
 int64_t read_signed(std::span<const uint8_t> record, uint32_t offset, uint32_t size) {
   uint64_t raw = read_unsigned(record, offset, size);
   switch (size) {
-    case 1: return static_cast<int8_t>(raw);
-    case 2: return static_cast<int16_t>(raw);
-    case 4: return static_cast<int32_t>(raw);
-    default: return static_cast<int64_t>(raw);
+    case 1:
+      return static_cast<int8_t>(raw);
+    case 2:
+      return static_cast<int16_t>(raw);
+    case 4:
+      return static_cast<int32_t>(raw);
+    default:
+      return static_cast<int64_t>(raw);
   }
 }
 
@@ -46,10 +64,14 @@ bool is_integer(ValueKind k) { return k == ValueKind::Unsigned || k == ValueKind
 Cell raw_field(const PlanField& f, std::span<const uint8_t> record, int pid,
                const DecodeHooks& hooks) {
   switch (f.kind) {
-    case ValueKind::Unsigned: return read_unsigned(record, f.offset, f.size);
-    case ValueKind::Signed: return read_signed(record, f.offset, f.size);
-    case ValueKind::Bool: return read_unsigned(record, f.offset, f.size) != 0;
-    case ValueKind::String: return read_string(record, f.offset, f.size);
+    case ValueKind::Unsigned:
+      return read_unsigned(record, f.offset, f.size);
+    case ValueKind::Signed:
+      return read_signed(record, f.offset, f.size);
+    case ValueKind::Bool:
+      return read_unsigned(record, f.offset, f.size) != 0;
+    case ValueKind::String:
+      return read_string(record, f.offset, f.size);
     case ValueKind::KernelStack:
     case ValueKind::UserStack: {
       auto id = static_cast<int32_t>(read_signed(record, f.offset, 4));
@@ -108,8 +130,10 @@ double as_double(bool is_signed, uint64_t bits) {
 
 Cell finish(const PlanAggregate& a, const Merge& m) {
   switch (a.kind) {
-    case AggKind::Count: return m.n;
-    case AggKind::Sum: return signed_or_unsigned(a.is_signed, m.sum);
+    case AggKind::Count:
+      return m.n;
+    case AggKind::Sum:
+      return signed_or_unsigned(a.is_signed, m.sum);
     case AggKind::Avg:
       if (m.n == 0) return std::monostate{};
       return as_double(a.is_signed, m.sum) / static_cast<double>(m.n);
@@ -127,7 +151,8 @@ Cell finish(const PlanAggregate& a, const Merge& m) {
     }
     case AggKind::Hist:
     case AggKind::Lhist:
-    case AggKind::Percentile: return std::monostate{};
+    case AggKind::Percentile:
+      return std::monostate{};
   }
   return std::monostate{};
 }
@@ -156,7 +181,8 @@ std::vector<Cell> merge_value_cells(const PlanQuery& query, std::span<const uint
   }
   std::vector<Cell> cells;
   cells.reserve(merges.size());
-  for (size_t i = 0; i < merges.size(); ++i) cells.push_back(finish(query.aggregates[i], merges[i]));
+  for (size_t i = 0; i < merges.size(); ++i)
+    cells.push_back(finish(query.aggregates[i], merges[i]));
   return cells;
 }
 
@@ -168,10 +194,14 @@ uint64_t sum_percpu_u64(std::span<const uint8_t> values, uint32_t ncpus) {
 
 int histogram_slots(const PlanAggregate& agg) {
   switch (agg.kind) {
-    case AggKind::Hist: return buckets::kHistSlots;
-    case AggKind::Lhist: return buckets::lhist_slots(agg.lhist_min, agg.lhist_max, agg.lhist_step);
-    case AggKind::Percentile: return buckets::kLogLinearSlots;
-    default: return 0;
+    case AggKind::Hist:
+      return buckets::kHistSlots;
+    case AggKind::Lhist:
+      return buckets::lhist_slots(agg.lhist_min, agg.lhist_max, agg.lhist_step);
+    case AggKind::Percentile:
+      return buckets::kLogLinearSlots;
+    default:
+      return 0;
   }
 }
 
@@ -259,7 +289,8 @@ PercentileValue percentiles(std::span<const double> ps, std::span<const uint64_t
 
 Cell histogram_cell(const PlanAggregate& agg, std::span<const uint64_t> slots) {
   switch (agg.kind) {
-    case AggKind::Hist: return log2_histogram(slots);
+    case AggKind::Hist:
+      return log2_histogram(slots);
     case AggKind::Lhist:
       return linear_histogram(agg.lhist_min, agg.lhist_max, agg.lhist_step, slots);
     case AggKind::Percentile: {
@@ -267,7 +298,8 @@ Cell histogram_cell(const PlanAggregate& agg, std::span<const uint64_t> slots) {
       if (v.values.empty()) return std::monostate{};
       return v;
     }
-    default: return std::monostate{};
+    default:
+      return std::monostate{};
   }
 }
 

@@ -7,9 +7,9 @@
 // exited. Programs stay attached (writing to maps nobody reads) for those ~70 ms per probe.
 #pragma once
 
-#include <memory>
-
 #include <bcc/BPF.h>
+
+#include <memory>
 
 #include "runtime/attach.h"
 

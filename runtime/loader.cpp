@@ -1,13 +1,12 @@
 // Host checks, compile, verify (see loader.h).
 #include "runtime/loader.h"
 
+#include <fmt/format.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "runtime/stderr_capture.h"
 #include "runtime/verifier_log.h"
@@ -28,18 +27,22 @@ bool needs_tracefs(const Plan& plan) {
 
 bpf_prog_type program_type(ProbeKind kind) {
   switch (kind) {
-    case ProbeKind::Tracepoint: return BPF_PROG_TYPE_TRACEPOINT;
+    case ProbeKind::Tracepoint:
+      return BPF_PROG_TYPE_TRACEPOINT;
     case ProbeKind::Profile:
     case ProbeKind::Software:
-    case ProbeKind::Hardware: return BPF_PROG_TYPE_PERF_EVENT;
-    default: return BPF_PROG_TYPE_KPROBE;  // kprobes, uprobes and USDT
+    case ProbeKind::Hardware:
+      return BPF_PROG_TYPE_PERF_EVENT;
+    default:
+      return BPF_PROG_TYPE_KPROBE;  // kprobes, uprobes and USDT
   }
 }
 
 std::string compile_failure(const std::string& log) {
   std::string errors = log.empty() ? "(libbcc printed nothing)" : log;
   return fmt::format(
-      "failed to compile the generated BPF program (a bpfql bug; `bpfql compile` prints the C):\n{}",
+      "failed to compile the generated BPF program (a bpfql bug; `bpfql compile` prints the "
+      "C):\n{}",
       errors);
 }
 

@@ -3,11 +3,11 @@
 // so that a rejection is reported for its query before anything is attached.
 #pragma once
 
+#include <bcc/BPF.h>
+
 #include <memory>
 #include <optional>
 #include <string>
-
-#include <bcc/BPF.h>
 
 #include "compiler/plan.h"
 

@@ -2,14 +2,13 @@
 #include "runtime/map_reader.h"
 
 #include <bcc/libbpf.h>
+#include <fmt/format.h>
 #include <linux/bpf.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-
-#include <fmt/format.h>
 
 namespace bpfql {
 namespace {
@@ -64,14 +63,16 @@ std::string MapReader::open(ebpf::BPF& bpf, const Plan& plan) {
     for (const auto& e : expected_maps(q)) {
       if (maps_.count(e.name)) continue;
       ebpf::BPFTable table = bpf.get_table(e.name);  // holds a dup of the fd while it lives
-      if (table.get_fd() < 0) return fmt::format("query {}: map {} is not in the program", q.name, e.name);
+      if (table.get_fd() < 0)
+        return fmt::format("query {}: map {} is not in the program", q.name, e.name);
       MapHandle h;
       h.fd = dup(table.get_fd());
       bpf_map_info info{};
       uint32_t len = sizeof info;
       if (h.fd < 0 || bpf_obj_get_info(h.fd, &info, &len) != 0) {
         if (h.fd >= 0) close(h.fd);
-        return fmt::format("query {}: cannot inspect map {}: {}", q.name, e.name, std::strerror(errno));
+        return fmt::format("query {}: cannot inspect map {}: {}", q.name, e.name,
+                           std::strerror(errno));
       }
       h.type = info.type;
       h.key_size = info.key_size;
@@ -80,8 +81,8 @@ std::string MapReader::open(ebpf::BPF& bpf, const Plan& plan) {
       maps_[e.name] = h;
       if ((e.key_size != 0 && h.key_size != e.key_size) || h.value_size != e.value_size)
         return fmt::format(
-            "query {}: map {} has {}-byte keys and {}-byte values, the plan says {} and {}",
-            q.name, e.name, h.key_size, h.value_size, e.key_size, e.value_size);
+            "query {}: map {} has {}-byte keys and {}-byte values, the plan says {} and {}", q.name,
+            e.name, h.key_size, h.value_size, e.key_size, e.value_size);
     }
   }
   return "";
@@ -119,12 +120,13 @@ bool batch_read(const MapHandle& map, bool remove, PerCpuEntries& out) {
   bool first = true;
   for (;;) {
     uint32_t count = chunk;
-    int ret = remove ? bpf_lookup_and_delete_batch(map.fd, first ? nullptr : reinterpret_cast<__u32*>(cursor.data()),
-                                                   reinterpret_cast<__u32*>(next.data()), keys.data(),
-                                                   values.data(), &count)
-                     : bpf_lookup_batch(map.fd, first ? nullptr : reinterpret_cast<__u32*>(cursor.data()),
-                                        reinterpret_cast<__u32*>(next.data()), keys.data(),
-                                        values.data(), &count);
+    int ret =
+        remove ? bpf_lookup_and_delete_batch(
+                     map.fd, first ? nullptr : reinterpret_cast<__u32*>(cursor.data()),
+                     reinterpret_cast<__u32*>(next.data()), keys.data(), values.data(), &count)
+               : bpf_lookup_batch(map.fd, first ? nullptr : reinterpret_cast<__u32*>(cursor.data()),
+                                  reinterpret_cast<__u32*>(next.data()), keys.data(), values.data(),
+                                  &count);
     int err = ret < 0 ? errno : 0;
     if (ret < 0 && err != ENOENT) {
       if (err == ENOSPC && count == 0) {  // one hash bucket holds more than the buffer

@@ -4,11 +4,11 @@
 // (keyless queries, keyless histograms) are read and zeroed. Not thread-safe: one thread reads.
 #pragma once
 
+#include <bcc/BPF.h>
+
 #include <cstdint>
 #include <map>
 #include <string>
-
-#include <bcc/BPF.h>
 
 #include "compiler/plan.h"
 #include "runtime/collector.h"

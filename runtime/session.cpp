@@ -3,6 +3,7 @@
 // objects are not thread-safe.
 #include "runtime/session.h"
 
+#include <fmt/format.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -11,8 +12,6 @@
 #include <fstream>
 #include <iostream>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 #include "runtime/attach.h"
 #include "runtime/collector.h"
@@ -40,8 +39,13 @@ class Run {
  public:
   Run(const Plan& plan, const RunOptions& options, std::ostream& os, Output& output,
       std::unique_ptr<ebpf::BPF> bpf)
-      : plan_(plan), options_(options), os_(os), output_(output), bpf_(std::move(bpf)),
-        stacks_(*bpf_), streams_(output, [this](const PlanQuery& q) { return hooks(q); }),
+      : plan_(plan),
+        options_(options),
+        os_(os),
+        output_(output),
+        bpf_(std::move(bpf)),
+        stacks_(*bpf_),
+        streams_(output, [this](const PlanQuery& q) { return hooks(q); }),
         schedule_(plan, SteadyClock::now()) {}
 
   // Returns the exit status.
@@ -152,8 +156,10 @@ void Run::loop(SignalFd& signals) {
     }
     uint64_t delivered = 0;
     for (int i = 0; i < n; ++i) {
-      if (events[i].data.fd == signals.fd()) stop = signals.take() != 0 || stop;
-      else delivered += streams_.read_ready(events[i].data.fd);
+      if (events[i].data.fd == signals.fd())
+        stop = signals.take() != 0 || stop;
+      else
+        delivered += streams_.read_ready(events[i].data.fd);
     }
     if (delivered) {
       output_.flush();
@@ -177,7 +183,8 @@ void Run::finish() {
   for (const auto& q : plan_.queries)
     if (q.streaming)
       if (uint64_t dropped = maps_.read_dropped(q))
-        say(fmt::format("query {}: dropped {} entries (a map was full; raise max_entries)", q.name, dropped));
+        say(fmt::format("query {}: dropped {} entries (a map was full; raise max_entries)", q.name,
+                        dropped));
 }
 
 }  // namespace

@@ -22,9 +22,12 @@ StackValue StackSymbolizers::symbolize(const std::string& map, ValueKind kind, i
   StackValue out;
   if (id < 0) return out;
   for (uintptr_t addr : tables_.at(map)->get_stack_addr(id)) {
-    if (kind == ValueKind::KernelStack) out.frames.push_back(ksym_name(addr));
-    else if (pid >= 0) out.frames.push_back(usym_name(addr, pid));
-    else out.frames.push_back(fmt::format("0x{:x}", addr));
+    if (kind == ValueKind::KernelStack)
+      out.frames.push_back(ksym_name(addr));
+    else if (pid >= 0)
+      out.frames.push_back(usym_name(addr, pid));
+    else
+      out.frames.push_back(fmt::format("0x{:x}", addr));
   }
   return out;
 }

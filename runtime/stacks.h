@@ -1,11 +1,11 @@
 // Stack ids (from BPF_STACK_TRACE maps) → symbolized frames, for kstack/ustack fields.
 #pragma once
 
+#include <bcc/BPF.h>
+
 #include <map>
 #include <memory>
 #include <string>
-
-#include <bcc/BPF.h>
 
 #include "compiler/plan.h"
 #include "runtime/decode.h"

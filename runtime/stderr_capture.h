@@ -10,7 +10,7 @@ namespace bpfql {
 
 class StderrCapture {
  public:
-  StderrCapture();  // starts capturing (fd 2 → a memfd); does nothing if that fails
+  StderrCapture();   // starts capturing (fd 2 → a memfd); does nothing if that fails
   ~StderrCapture();  // stops, discarding what was captured unless finish() took it
   StderrCapture(const StderrCapture&) = delete;
   StderrCapture& operator=(const StderrCapture&) = delete;

@@ -3,11 +3,10 @@
 
 #include <bcc/libbpf.h>
 #include <bcc/perf_reader.h>
+#include <fmt/format.h>
 
 #include <cerrno>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "runtime/attach.h"
 
@@ -49,8 +48,8 @@ std::string EventStreams::open(ebpf::BPF& bpf, const Plan& plan, int page_cnt) {
       readers_.push_back(reader);
       int fd = perf_reader_fd(reader);
       if (bpf_update_elem(table.get_fd(), &cpu, &fd, BPF_ANY) != 0)
-        return fmt::format("query {}: cannot install the perf buffer for CPU {}: {}", q.name,
-                           cpu, std::strerror(errno));
+        return fmt::format("query {}: cannot install the perf buffer for CPU {}: {}", q.name, cpu,
+                           std::strerror(errno));
       by_fd_[fd] = {reader, s};
     }
   }

@@ -3,14 +3,14 @@
 // is decoded and handed to Output::event as soon as it is read.
 #pragma once
 
+#include <bcc/BPF.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include <bcc/BPF.h>
 
 #include "compiler/plan.h"
 #include "runtime/decode.h"

@@ -1,11 +1,12 @@
 // From raw per-CPU map snapshots to rows: grouping, columns, histograms by key, sort and limit.
+#include "runtime/collector.h"
+
 #include <doctest/doctest.h>
 
 #include <cstring>
 #include <vector>
 
 #include "compiler/buckets.h"
-#include "runtime/collector.h"
 
 using namespace bpfql;
 

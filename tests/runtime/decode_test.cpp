@@ -1,4 +1,6 @@
 // Decoding Plan-described bytes: key/event fields, per-CPU merges, histogram slots, percentiles.
+#include "runtime/decode.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -6,7 +8,6 @@
 #include <vector>
 
 #include "compiler/buckets.h"
-#include "runtime/decode.h"
 
 using namespace bpfql;
 
@@ -69,13 +70,20 @@ TEST_CASE("key fields decode by kind, size and offset") {
   key.put<uint64_t>(24, 0xffffffffffffffffULL).put<int8_t>(32, -1);
   DecodeHooks hooks;
 
-  CHECK(std::get<uint64_t>(decode_field(field("pid", ValueKind::Unsigned, 0, 4), key.data, -1, {}, hooks)) == 4242);
-  CHECK(std::get<std::string>(decode_field(field("comm", ValueKind::String, 4, 16), key.data, -1, {}, hooks)) == "nginx");
-  CHECK(std::get<int64_t>(decode_field(field("x", ValueKind::Signed, 20, 2), key.data, -1, {}, hooks)) == -7);
-  CHECK(std::get<bool>(decode_field(field("f", ValueKind::Bool, 22, 1), key.data, -1, {}, hooks)) == true);
-  CHECK(std::get<uint64_t>(decode_field(field("u", ValueKind::Unsigned, 24, 8), key.data, -1, {}, hooks)) == UINT64_MAX);
-  CHECK(std::get<int64_t>(decode_field(field("s", ValueKind::Signed, 24, 8), key.data, -1, {}, hooks)) == -1);
-  CHECK(std::get<int64_t>(decode_field(field("b", ValueKind::Signed, 32, 1), key.data, -1, {}, hooks)) == -1);
+  CHECK(std::get<uint64_t>(decode_field(field("pid", ValueKind::Unsigned, 0, 4), key.data, -1, {},
+                                        hooks)) == 4242);
+  CHECK(std::get<std::string>(decode_field(field("comm", ValueKind::String, 4, 16), key.data, -1,
+                                           {}, hooks)) == "nginx");
+  CHECK(std::get<int64_t>(
+            decode_field(field("x", ValueKind::Signed, 20, 2), key.data, -1, {}, hooks)) == -7);
+  CHECK(std::get<bool>(decode_field(field("f", ValueKind::Bool, 22, 1), key.data, -1, {}, hooks)) ==
+        true);
+  CHECK(std::get<uint64_t>(decode_field(field("u", ValueKind::Unsigned, 24, 8), key.data, -1, {},
+                                        hooks)) == UINT64_MAX);
+  CHECK(std::get<int64_t>(
+            decode_field(field("s", ValueKind::Signed, 24, 8), key.data, -1, {}, hooks)) == -1);
+  CHECK(std::get<int64_t>(
+            decode_field(field("b", ValueKind::Signed, 32, 1), key.data, -1, {}, hooks)) == -1);
 }
 
 TEST_CASE("a string that fills its array has no NUL and stops at the array's end") {
@@ -94,7 +102,8 @@ TEST_CASE("display functions apply only to fields that name one, with the record
   std::vector<std::string> probes = {"tracepoint:a:b", "tracepoint:c:d"};
   int seen_pid = 0;
   DecodeHooks hooks;
-  hooks.display = [&](Display d, const Cell& raw, int pid, std::span<const std::string> names) -> Cell {
+  hooks.display = [&](Display d, const Cell& raw, int pid,
+                      std::span<const std::string> names) -> Cell {
     seen_pid = pid;
     if (d == Display::Probe) return names[std::get<uint64_t>(raw)];
     return std::string("sym@") + std::to_string(std::get<uint64_t>(raw));
@@ -102,7 +111,8 @@ TEST_CASE("display functions apply only to fields that name one, with the record
   int pid = record_pid(keys, key.data);
   CHECK(pid == 77);
   CHECK(std::get<uint64_t>(decode_field(keys[0], key.data, pid, probes, hooks)) == 77);
-  CHECK(std::get<std::string>(decode_field(keys[1], key.data, pid, probes, hooks)) == "tracepoint:c:d");
+  CHECK(std::get<std::string>(decode_field(keys[1], key.data, pid, probes, hooks)) ==
+        "tracepoint:c:d");
   CHECK(std::get<std::string>(decode_field(keys[2], key.data, pid, probes, hooks)) == "sym@4660");
   CHECK(seen_pid == 77);
 }
@@ -125,9 +135,10 @@ TEST_CASE("stack fields go through the symbolizer with their id, kind and pid") 
 
 TEST_CASE("per-CPU values: counts and sums add, min/max skip CPUs that saw nothing") {
   PlanQuery q;
-  q.aggregates = {agg("count()", AggKind::Count, false), agg("sum(x)", AggKind::Sum, true, 8),
-                  agg("min(x)", AggKind::Min, true, 0, 16), agg("max(y)", AggKind::Max, false, 0, 24),
-                  agg("avg(x)", AggKind::Avg, true, 8), agg("stats(x)", AggKind::Stats, true, 8)};
+  q.aggregates = {
+      agg("count()", AggKind::Count, false),    agg("sum(x)", AggKind::Sum, true, 8),
+      agg("min(x)", AggKind::Min, true, 0, 16), agg("max(y)", AggKind::Max, false, 0, 24),
+      agg("avg(x)", AggKind::Avg, true, 8),     agg("stats(x)", AggKind::Stats, true, 8)};
   // CPU 1 saw nothing but holds stale min/max bytes that must not win.
   auto values = percpu({{2, static_cast<uint64_t>(-10), static_cast<uint64_t>(-6), 5},
                         {0, 0, static_cast<uint64_t>(-1000), 1000},
@@ -201,9 +212,9 @@ TEST_CASE("lhist: below-min, linear and at-or-above-max slots") {
   int n = buckets::lhist_slots(0, 100, 10);
   REQUIRE(n == 12);
   std::vector<uint64_t> slots(n, 0);
-  slots[0] = 1;       // v < 0
-  slots[1 + 1] = 4;   // [10, 20)
-  slots[n - 1] = 2;   // v >= 100
+  slots[0] = 1;      // v < 0
+  slots[1 + 1] = 4;  // [10, 20)
+  slots[n - 1] = 2;  // v >= 100
   auto h = linear_histogram(0, 100, 10, slots);
   REQUIRE(h.buckets.size() == 12);
   CHECK(!h.buckets[0].low.has_value());
@@ -270,7 +281,8 @@ TEST_CASE("percentile of a heavy-tailed distribution: p99 lands in the tail") {
 
 TEST_CASE("events: ts at offset 0, then the event fields in order") {
   PlanQuery q;
-  q.event_fields = {field("pid", ValueKind::Unsigned, 8, 4), field("comm", ValueKind::String, 12, 16),
+  q.event_fields = {field("pid", ValueKind::Unsigned, 8, 4),
+                    field("comm", ValueKind::String, 12, 16),
                     field("ret", ValueKind::Signed, 32, 8)};
   Bytes ev(40);
   ev.put<uint64_t>(0, 123456789).put<uint32_t>(8, 42).str(12, "sh", 16).put<int64_t>(32, -2);
@@ -288,5 +300,7 @@ TEST_CASE("a short record decodes missing fields as zero instead of reading past
   ev.put<uint32_t>(0, 1);
   CHECK(read_unsigned(ev.data, 0, 8) == 0);
   CHECK(read_unsigned(ev.data, 0, 4) == 1);
-  CHECK(std::get<std::string>(decode_field(field("s", ValueKind::String, 2, 16), ev.data, -1, {}, {})).size() <= 2);
+  CHECK(
+      std::get<std::string>(decode_field(field("s", ValueKind::String, 2, 16), ev.data, -1, {}, {}))
+          .size() <= 2);
 }

@@ -2,20 +2,18 @@
 // attach, count getppid() calls made by this process, read and clear maps, stream events, run a
 // whole plan with stop_after, and detach fast. Needs root; skipped with a message otherwise.
 #include <doctest/doctest.h>
-
+#include <fmt/format.h>
 #include <sys/syscall.h>
-#include <csignal>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "runtime/attach.h"
 #include "runtime/collector.h"
@@ -171,7 +169,8 @@ TEST_CASE("root: a hand-written plan loads, attaches, counts getppid() and clear
 TEST_CASE("root: a verifier rejection names the query and the reason") {
   if (!can_load_bpf()) return;
   Plan plan;
-  plan.c_source = "int q0_probe0(void *ctx) { int *p = (int *)(long)bpf_get_prandom_u32(); return *p; }";
+  plan.c_source =
+      "int q0_probe0(void *ctx) { int *p = (int *)(long)bpf_get_prandom_u32(); return *p; }";
   PlanQuery q;
   q.name = "broken";
   q.attaches = {tracepoint("q0_probe0", "syscalls:sys_enter_getppid")};
@@ -319,7 +318,7 @@ TEST_CASE("root: run_plan prints at stop_after and exits 0") {
 
 TEST_CASE("root: detaching 10 tracepoints takes well under 150 ms") {
   if (!can_load_bpf()) return;
-  const char* calls[] = {"getppid", "getpid", "getuid", "getgid", "geteuid",
+  const char* calls[] = {"getppid", "getpid", "getuid",  "getgid",      "geteuid",
                          "getegid", "gettid", "getpgrp", "sched_yield", "umask"};
   Plan plan;
   PlanQuery q;
@@ -337,7 +336,8 @@ TEST_CASE("root: detaching 10 tracepoints takes well under 150 ms") {
   REQUIRE(probes.owned().size() == 10);
   auto t0 = std::chrono::steady_clock::now();
   detach_all(std::move(loaded.bpf), probes, /*background=*/true);
-  auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  auto ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   MESSAGE("detach of 10 tracepoints: " << ms << " ms");
   CHECK(ms < 150);
 }
@@ -430,9 +430,10 @@ TEST_CASE("root: batch reads return and delete every entry of a 100k-key per-CPU
 
   auto t0 = std::chrono::steady_clock::now();
   QuerySnapshot s = maps.read(plan.queries[0]);
-  auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  auto ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   MESSAGE("read+delete of 100k keys (" << ncpus << " CPUs, batch=" << maps.used_batch()
-                                        << "): " << ms << " ms");
+                                       << "): " << ms << " ms");
   CHECK(maps.used_batch());
   REQUIRE(s.values.count() == kKeys);
   CHECK(wrong_rows(build_rows(plan.queries[0], s, {}), ncpus) == 0);
@@ -501,7 +502,8 @@ int q1_probe0(struct pt_regs *ctx) { int k = 0; u64 *v = q1_values.lookup(&k); i
   Attachments none;
   CHECK(attach_all(*loaded.bpf, bad, none).error ==
         std::string("cannot attach uprobe:test:bpfql_smoke_uprobe_target for query calls: symbol "
-                    "'bpfql_no_such_symbol' not found in ") + exe);
+                    "'bpfql_no_such_symbol' not found in ") +
+            exe);
   detach_all(std::move(loaded.bpf), probes, /*background=*/true);
 }
 

@@ -1,7 +1,7 @@
 // When queries print: intervals without drift, once at exit, stop_after, final partial prints.
-#include <doctest/doctest.h>
-
 #include "runtime/schedule.h"
+
+#include <doctest/doctest.h>
 
 using namespace bpfql;
 using std::chrono::milliseconds;
