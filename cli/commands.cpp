@@ -4,12 +4,24 @@
 
 #include <fmt/format.h>
 
+#include "runtime/loader.h"
 #include "runtime/probe_support.h"
+#include "runtime/process_watch.h"
 #include "runtime/tracefs_catalog.h"
 
 namespace bpfql {
 
 int command_run(const PipelineInput& input, const RunOptions& options) {
+  // Before the catalog, whose "permission denied reading tracefs" would hide the real reason.
+  if (auto problem = check_privileges()) {
+    std::cerr << "bpfql: " << *problem << "\n";
+    return 1;
+  }
+  if (input.options.pid)
+    if (std::string missing = missing_process(*input.options.pid); !missing.empty()) {
+      std::cerr << "bpfql: " << missing << "\n";
+      return 1;
+    }
   TracefsCatalog catalog;
   if (!catalog.tracefs_problem().empty()) {
     std::cerr << "bpfql: " << catalog.tracefs_problem() << "\n";

@@ -160,6 +160,7 @@ int main(int argc, char** argv) {
       bpfql::RunOptions options;
       options.output_path = args.output;
       options.verbose = args.verbose;
+      options.drop_privileges = true;
       if (!to_format(args.format, options.format)) return 2;
       return bpfql::command_run(input, options);
     }

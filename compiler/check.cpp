@@ -10,6 +10,7 @@
 #include "compiler/check_expr.h"
 #include "compiler/check_probe.h"
 #include "compiler/check_select.h"
+#include "compiler/lexer.h"
 #include "compiler/parser.h"
 
 namespace bpfql {
@@ -43,11 +44,12 @@ ExprPtr bpfql_word_clause(const Located& text, const ExprScope& scope) {
   const auto& [word, word_offset] = words.back();
   if (word[0] == '"' || word[0] == '\'' || word[0] == '$' || std::isdigit(static_cast<unsigned char>(word[0])))
     return nullptr;  // quoted, a parameter, or a number: not a BPFQL word
-  auto lhs = parse_expression(words[0].first, text.loc.shifted(static_cast<int>(words[0].second)));
+  SourceMap map(text.text, text.loc);
+  auto lhs = parse_expression(words[0].first, map.loc(words[0].second));
   if (!lhs || !check_expr(**lhs, scope) || !(*lhs)->type.is_string()) return nullptr;
   auto literal = std::make_unique<Expr>();
   literal->node = StringLiteral{word};
-  literal->loc = text.loc.shifted(static_cast<int>(word_offset));
+  literal->loc = map.loc(word_offset);
   literal->text = word;
   if (!check_expr(*literal, scope)) return nullptr;
   auto clause = std::make_unique<Expr>();
@@ -88,9 +90,9 @@ Result<void> check_conditions(const std::vector<Located>& texts, const ExprScope
 
 Result<void> check_span(const SpanSpec& span, const KernelCatalog& catalog, ExprScope scope,
                         CheckedQuery& out) {
-  auto begin = resolve_probes({span.begin}, catalog);
+  auto begin = resolve_probes({span.begin}, catalog, scope.params);
   if (!begin) return std::unexpected(begin.error());
-  auto end = resolve_probes({span.end}, catalog);
+  auto end = resolve_probes({span.end}, catalog, scope.params);
   if (!end) return std::unexpected(end.error());
   CheckedSpan checked;
   checked.begin = std::move(*begin);
@@ -187,7 +189,7 @@ Result<CheckedQuery> check_query(const QuerySpec& spec, const KernelCatalog& cat
     scope.in_span_end = true;
   } else {
     if (spec.probes.empty()) return error_at(spec.loc, "the query has no probe");
-    auto probes = resolve_probes(spec.probes, catalog);
+    auto probes = resolve_probes(spec.probes, catalog, &spec.param_values);
     if (!probes) return std::unexpected(probes.error());
     out.probes = std::move(*probes);
   }

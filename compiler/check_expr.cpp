@@ -1,7 +1,9 @@
 #include "compiler/check_expr.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -316,6 +318,7 @@ class ExprChecker {
       case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::Mod: case BinaryOp::Add:
       case BinaryOp::Sub: case BinaryOp::Shl: case BinaryOp::Shr:
         if (!l.is_integer() || !r.is_integer()) return operand_error(b, "integers");
+        if (auto ok = check_constant_operand(b); !ok) return ok;
         e.type = Type::integer(64, l.is_signed || r.is_signed);
         return {};
       case BinaryOp::BitAnd: case BinaryOp::BitXor: case BinaryOp::BitOr:
@@ -347,6 +350,28 @@ class ExprChecker {
   }
 
   static bool is_condition(const Type& t) { return t.is_bool() || t.is_integer(); }
+
+  // `N` or `-N` written as a constant (parameters are literals by now).
+  static std::optional<std::pair<bool, uint64_t>> constant(const Expr& e) {
+    if (auto* lit = e.as<IntLiteral>()) return std::pair{false, lit->value};
+    if (auto* u = e.as<Unary>(); u && u->op == UnaryOp::Neg)
+      if (auto* lit = u->operand->as<IntLiteral>()) return std::pair{lit->value != 0, lit->value};
+    return std::nullopt;
+  }
+
+  // What C leaves undefined with a constant right operand: division by zero, and shifts by a
+  // negative count or by 64 bits or more (LLVM may then make anything of the whole condition).
+  static Result<void> check_constant_operand(const Binary& b) {
+    auto rhs = constant(*b.rhs);
+    if (!rhs) return {};
+    auto [negative, magnitude] = *rhs;
+    if ((b.op == BinaryOp::Div || b.op == BinaryOp::Mod) && magnitude == 0)
+      return error_at(b.rhs->loc, b.op == BinaryOp::Div ? "division by zero"
+                                                        : "remainder of a division by zero");
+    if ((b.op == BinaryOp::Shl || b.op == BinaryOp::Shr) && (negative || magnitude > 63))
+      return error_at(b.rhs->loc, fmt::format("shift count '{}' is outside 0..63", b.rhs->text));
+    return {};
+  }
 
   Result<void> check_comparable(const Expr& whole, const Expr& lhs, const Expr& rhs) {
     const Type& l = lhs.type;

@@ -3,10 +3,13 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
 #include <fmt/format.h>
+
+#include "compiler/lexer.h"
 
 namespace bpfql {
 namespace {
@@ -262,14 +265,14 @@ Result<std::vector<ProbeRef>> resolve_profile(const Located& spec, const std::ve
   probe.perf_type = kPerfTypeSoftware;
   probe.perf_config = 0;  // cpu-clock
   const std::string& unit = parts[1];
+  uint64_t ns_per_unit = unit == "s" ? 1000000000ull : unit == "ms" ? 1000000ull : 1000ull;
   if (unit == "hz") {
     probe.sample_freq = *n;
-  } else if (unit == "s") {
-    probe.sample_period = *n * 1000000000ull;
-  } else if (unit == "ms") {
-    probe.sample_period = *n * 1000000ull;
-  } else if (unit == "us") {
-    probe.sample_period = *n * 1000ull;
+  } else if (unit == "s" || unit == "ms" || unit == "us") {
+    // Twelve digits of seconds would wrap around 2^64 nanoseconds.
+    if (__builtin_mul_overflow(*n, ns_per_unit, &probe.sample_period))
+      return error_at(part_loc(spec, parts, 2),
+                      fmt::format("profile period '{}{}' is too long", parts[2], unit));
   } else {
     return error_at(part_loc(spec, parts, 1),
                     fmt::format("unknown profile unit '{}'", unit) +
@@ -336,11 +339,55 @@ Result<std::vector<ProbeRef>> resolve_probe(const Located& spec, const KernelCat
   return error_at(spec.loc, "unknown probe type");
 }
 
+Result<Located> expand_probe_params(const Located& spec,
+                                    const std::map<std::string, ParamValue>& params) {
+  Located out{"", spec.loc};
+  const std::string& text = spec.text;
+  for (size_t i = 0; i < text.size();) {
+    if (text[i] != '$') {
+      out.text += text[i++];
+      continue;
+    }
+    size_t end = i + 1;
+    while (end < text.size() &&
+           (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_'))
+      ++end;
+    std::string name = text.substr(i + 1, end - i - 1);
+    SourceLoc at = SourceMap(text, spec.loc).loc(i);  // a spec over several lines, too
+    if (name.empty()) return error_at(at, "'$' in a probe must start a parameter name: $name");
+    auto it = params.find(name);
+    if (it == params.end()) {
+      std::vector<std::string> known;
+      for (const auto& [known_name, value] : params) known.push_back(known_name);
+      return error_at(at, fmt::format("unknown parameter '${}' in probe '{}'", name, text) +
+                              did_you_mean(name, known));
+    }
+    const ParamValue& value = it->second;
+    if (value.type == ParamType::String)
+      out.text += value.str;
+    else if (value.type == ParamType::Int)
+      out.text += std::to_string(value.num);
+    else
+      return error_at(at, fmt::format("parameter '{}' is a {}; a probe takes string or int "
+                                      "parameters",
+                                      name, value.type == ParamType::Bool ? "bool" : "duration"));
+    i = end;
+  }
+  return out;
+}
+
 Result<std::vector<ProbeRef>> resolve_probes(const std::vector<Located>& specs,
-                                             const KernelCatalog& catalog) {
+                                             const KernelCatalog& catalog,
+                                             const std::map<std::string, ParamValue>* params) {
   std::vector<ProbeRef> all;
   std::set<std::string> seen;
-  for (const auto& spec : specs) {
+  for (const auto& written : specs) {
+    Located spec = written;
+    if (params) {
+      auto expanded = expand_probe_params(written, *params);
+      if (!expanded) return std::unexpected(expanded.error());
+      spec = std::move(*expanded);
+    }
     auto probes = resolve_probe(spec, catalog);
     if (!probes) return std::unexpected(probes.error());
     for (auto& probe : *probes) {

@@ -2,6 +2,8 @@
 // → resolved ProbeRefs, asking the catalog what exists.
 #pragma once
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "compiler/catalog.h"
@@ -14,8 +16,15 @@ namespace bpfql {
 // `pid` (-1 = any) is recorded for uprobes and USDT.
 Result<std::vector<ProbeRef>> resolve_probe(const Located& spec, const KernelCatalog& catalog);
 
-// Resolves every spec of a list, rejecting duplicates.
+// `$name` in a probe spec ("usdt:$python:python:function__entry") becomes the value of string
+// or int parameter `name`; the result is checked like any spec written out.
+Result<Located> expand_probe_params(const Located& spec,
+                                    const std::map<std::string, ParamValue>& params);
+
+// Resolves every spec of a list (after expand_probe_params when `params` is given), rejecting
+// duplicates.
 Result<std::vector<ProbeRef>> resolve_probes(const std::vector<Located>& specs,
-                                             const KernelCatalog& catalog);
+                                             const KernelCatalog& catalog,
+                                             const std::map<std::string, ParamValue>* params = nullptr);
 
 }  // namespace bpfql

@@ -179,6 +179,28 @@ Result<void> expand_star(const Located& star, const ExprScope& scope, CheckedQue
   return {};
 }
 
+// ustack and usym() are symbolized with the memory map of the process they came from, and the
+// same addresses mean different code in different processes: a query keyed by them also keys by
+// the process id, without showing it (as bpftrace does), unless it already has a plain `pid` key.
+Result<void> add_process_key(const ExprScope& scope, CheckedQuery& out) {
+  bool user_addresses = std::any_of(out.keys.begin(), out.keys.end(), [](const KeyItem& k) {
+    auto* b = k.expr->as<BuiltinRef>();
+    return k.display == Display::Usym || (b && b->which == Builtin::Ustack);
+  });
+  bool has_pid = std::any_of(out.keys.begin(), out.keys.end(),
+                             [](const KeyItem& k) { return k.name == "pid"; });
+  if (!user_addresses || has_pid) return {};
+  ExprPtr pid = std::make_unique<Expr>();
+  pid->node = Identifier{"pid"};
+  pid->loc = out.keys.front().loc;
+  pid->text = "pid";
+  ExprScope key_scope = scope;
+  key_scope.role = ExprRole::Key;
+  if (auto r = check_expr(*pid, key_scope); !r) return r;
+  out.keys.push_back(KeyItem{"pid", std::move(pid), Display::None, out.keys.front().loc});
+  return {};  // not in out.columns: grouped by, never printed
+}
+
 }  // namespace
 
 Result<void> check_select(const QuerySpec& spec, const ExprScope& scope, CheckedQuery& out) {
@@ -263,6 +285,7 @@ Result<void> check_select(const QuerySpec& spec, const ExprScope& scope, Checked
     for (size_t i = 0; i < out.keys.size(); ++i)
       if (!key_selected[i]) out.columns.push_back(out.keys[i].name);
     out.columns.insert(out.columns.end(), select_columns.begin(), select_columns.end());
+    if (auto r = add_process_key(scope, out); !r) return r;
   }
 
   std::set<std::string> seen;

@@ -255,8 +255,9 @@ Result<void> FunctionGen::emit_event() {
         !r)
       return r;
   }
-  line(fmt::format("{0}.perf_submit({1}, &{2}, sizeof({2}));", layout_.map("events"), env_.ctx,
-                   layout_.event_var));
+  line(fmt::format("if ({0}.perf_submit({1}, &{2}, sizeof({2})) < 0)  /* the buffer is full */",
+                   layout_.map("events"), env_.ctx, layout_.event_var));
+  line(fmt::format("  {}_lose();", layout_.prefix));
   return {};
 }
 

@@ -347,6 +347,17 @@ std::string query_declarations(const CheckedQuery& q, const QueryLayout& L) {
       "    (*n)++;\n"
       "}}\n",
       L.prefix, L.map("dropped"));
+  if (q.streaming())
+    out += fmt::format(
+        "BPF_PERCPU_ARRAY({1}, u64, 1);\n"
+        "/* an event the perf buffer had no room for: counted, and printed by the runtime */\n"
+        "static __always_inline void {0}_lose(void) {{\n"
+        "  u32 idx = 0;\n"
+        "  u64 *n = {1}.lookup(&idx);\n"
+        "  if (n)\n"
+        "    (*n)++;\n"
+        "}}\n",
+        L.prefix, L.map("lost"));
   return out;
 }
 
@@ -389,6 +400,7 @@ PlanQuery plan_query(const CheckedQuery& q, const QueryLayout& L) {
   p.dropped_map = L.map("dropped");
   if (p.streaming) {
     p.event_buffer = L.map("events");
+    p.lost_map = L.map("lost");
     p.event_size = L.event.size();
     for (size_t i = 0; i < q.stream.size(); ++i) {
       const CMember* m = member(L.event, L.event_members[i]);

@@ -1,6 +1,7 @@
 #include "compiler/diagnostics.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -21,6 +22,36 @@ size_t edit_distance(std::string_view a, std::string_view b) {
     }
   }
   return row[b.size()];
+}
+
+// A terminal must not take a query file's bytes for commands: control characters (ESC starts
+// escape sequences), C1 controls, bidirectional controls and invalid UTF-8 are shown as '?' in a
+// source line (one per byte, so that the caret stays in its column) and as \xHH in a message.
+std::string terminal_safe(std::string_view text, bool keep_columns) {
+  std::string out;
+  auto byte = [&](size_t k) { return k < text.size() ? static_cast<unsigned char>(text[k]) : 0u; };
+  for (size_t i = 0; i < text.size();) {
+    unsigned c = byte(i);
+    size_t length = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
+                                 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    bool valid = length > 0 && i + length <= text.size();
+    for (size_t k = 1; valid && k < length; ++k) valid = (byte(i + k) & 0xc0) == 0x80;
+    uint32_t cp = !valid ? 0 : length == 1 ? c : length == 2 ? ((c & 0x1f) << 6) | (byte(i + 1) & 0x3f)
+                  : length == 3 ? ((c & 0x0f) << 12) | ((byte(i + 1) & 0x3f) << 6) | (byte(i + 2) & 0x3f)
+                                : 0x10000;  // beyond the BMP: nothing to hide there
+    bool hidden = !valid || (cp < 0x20 && cp != '\t') || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) ||
+                  cp == 0x061c || cp == 0x200e || cp == 0x200f || cp == 0x2028 || cp == 0x2029 ||
+                  (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+    size_t n = valid ? length : 1;
+    if (!hidden) {
+      out += text.substr(i, n);
+    } else {
+      for (size_t k = 0; k < n; ++k)
+        out += keep_columns ? std::string("?") : fmt::format("\\x{:02x}", byte(i + k));
+    }
+    i += n;
+  }
+  return out;
 }
 
 std::string_view line_of(std::string_view text, int line) {
@@ -60,8 +91,9 @@ std::string format_diagnostic(const Diagnostic& diag, std::string_view source_te
   const SourceLoc& loc = diag.loc;
   std::string out;
   if (loc.line > 0) {
-    out = fmt::format("{}:{}:{}: error: {}\n", loc.file, loc.line, std::max(loc.col, 1), diag.message);
-    std::string_view line = line_of(source_text, loc.line);
+    out = fmt::format("{}:{}:{}: error: {}\n", loc.file, loc.line, std::max(loc.col, 1),
+                      terminal_safe(diag.message, false));
+    std::string line = terminal_safe(line_of(source_text, loc.line), true);
     if (!line.empty()) {
       // Tabs keep their width in the caret line so the caret lands under the right character.
       std::string caret;
@@ -70,9 +102,9 @@ std::string format_diagnostic(const Diagnostic& diag, std::string_view source_te
       out += fmt::format("  {}\n  {}^\n", line, caret);
     }
   } else if (!loc.file.empty()) {
-    out = fmt::format("{}: error: {}\n", loc.file, diag.message);
+    out = fmt::format("{}: error: {}\n", loc.file, terminal_safe(diag.message, false));
   } else {
-    out = fmt::format("error: {}\n", diag.message);
+    out = fmt::format("error: {}\n", terminal_safe(diag.message, false));
   }
   return out;
 }

@@ -191,6 +191,9 @@ Token Lexer::lex_string() {
     char kind = text_[pos_ + 1];
     pos_ += 2;
     switch (kind) {
+      case '\n':  // a line continuation, as in C: the break and the next line's indentation vanish
+        while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t')) ++pos_;
+        break;
       case 'n':
         token.value += '\n';
         break;

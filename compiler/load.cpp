@@ -39,6 +39,32 @@ size_t utf8_length(std::string_view text, size_t i) {
   return length;
 }
 
+uint32_t code_point(std::string_view utf8) {
+  auto byte = [&](size_t k) { return static_cast<uint32_t>(static_cast<unsigned char>(utf8[k])); };
+  if (utf8.size() == 2) return ((byte(0) & 0x1f) << 6) | (byte(1) & 0x3f);
+  if (utf8.size() == 3) return ((byte(0) & 0x0f) << 12) | ((byte(1) & 0x3f) << 6) | (byte(2) & 0x3f);
+  return ((byte(0) & 0x07) << 18) | ((byte(1) & 0x3f) << 12) | ((byte(2) & 0x3f) << 6) |
+         (byte(3) & 0x3f);
+}
+
+// Characters that make a file read differently from what it does (a reviewer of a query from
+// someone else sees one thing, the compiler another): C1 controls (terminal escapes), line
+// separators YAML may count as line breaks, a byte-order mark inside the file, and bidirectional
+// controls ("Trojan Source", CVE-2021-42574).
+std::optional<std::string> hidden_character(uint32_t cp) {
+  if (cp >= 0x80 && cp <= 0x9f)
+    return fmt::format("control character U+{:04X} in query file", cp);
+  if (cp == 0x2028 || cp == 0x2029)
+    return fmt::format("line separator U+{:04X} in query file; use a plain line break", cp);
+  if (cp == 0xfeff) return "byte-order mark U+FEFF inside the query file";
+  if (cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+      (cp >= 0x2066 && cp <= 0x2069))
+    return fmt::format("bidirectional control character U+{:04X} in query file: it can make the "
+                       "text display differently from what it means",
+                       cp);
+  return std::nullopt;
+}
+
 // yaml-cpp quietly turns bytes that are not UTF-8 into U+FFFD; a binary or mis-encoded file
 // should be an error pointing at the first bad byte instead.
 std::optional<Diagnostic> check_text(const YamlSource& src, std::string_view text) {
@@ -49,6 +75,10 @@ std::optional<Diagnostic> check_text(const YamlSource& src, std::string_view tex
     if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f)
       return Diagnostic{src.at_offset(i),
                         fmt::format("control character 0x{:02x} in query file", c)};
+    // YAML reads a lone CR as a line break; positions (and editors on Linux) would not.
+    if (c == '\r' && (i + 1 >= text.size() || text[i + 1] != '\n'))
+      return Diagnostic{src.at_offset(i),
+                        "carriage return without a line feed; use Unix or DOS line ends"};
     if (c < 0x80) {
       ++i;
       continue;
@@ -58,6 +88,8 @@ std::optional<Diagnostic> check_text(const YamlSource& src, std::string_view tex
       return Diagnostic{
           src.at_offset(i),
           fmt::format("invalid UTF-8 (byte 0x{:02x}); query files are UTF-8 text", c)};
+    if (auto why = hidden_character(code_point(text.substr(i, length))))
+      return Diagnostic{src.at_offset(i), *why};
     i += length;
   }
   return std::nullopt;

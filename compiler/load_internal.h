@@ -32,10 +32,22 @@ class YamlSource {
   SourceLoc text_of(const YAML::Node& scalar) const;
   // True for `[a, b]` (where a comma inside `f(a, b)` would split the item in two).
   bool is_flow_sequence(const YAML::Node& seq) const;
+  // For a scalar marked at `pos` that opens with a quote: true when the file ends before the
+  // closing quote (yaml-cpp 0.7 accepts that silently).
+  bool unterminated_quote(size_t pos) const;
+  // An expression scalar's text and position, laid out as in the file: where YAML folded a line
+  // break (a plain, quoted or `>` scalar over several lines) or dropped indentation (`|`), the
+  // break and indentation are put back outside string literals, so that offsets in the text map
+  // to lines and columns the way the expression parser counts them (a newline moves to column 1
+  // of the next line). Inside string literals the lines are kept with "\n" escapes and line
+  // continuations. The same expression; only how it is spelled differs from Scalar().
+  // `strings` false: quotes are plain bytes (probe specs).
+  Located expression_text(const YAML::Node& scalar, bool strings = true) const;
 
  private:
   size_t skip_properties(size_t offset) const;
   size_t block_scalar_start(size_t offset) const;
+  size_t text_offset(const YAML::Node& scalar) const;  // of the scalar's first character
 
   std::string path_;
   std::string_view text_;
@@ -72,8 +84,9 @@ Result<Located> scalar(const Entry& entry, std::string_view expected);
 
 // A scalar, or a list of scalars: one Located per item ("where", "probe", "begin_where").
 // Blank text is an error; an empty YAML list gives no items.
+// `strings` false for probe specs (see YamlSource::expression_text).
 Result<std::vector<Located>> text_list(const Entry& entry, const YamlSource& src,
-                                       std::string_view expected);
+                                       std::string_view expected, bool strings = true);
 
 // `select` / `group_by`: a comma-separated string split at top-level commas, or a list.
 // Empty items are errors; an empty YAML list gives no items.

@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 
+#include "compiler/lexer.h"
 #include "compiler/load_internal.h"
 
 namespace bpfql::load {
@@ -63,13 +64,14 @@ Result<uint64_t> positive_duration(const Entry& entry) {
 // `probe: a, b` is the same as a list: no probe spec contains a comma.
 std::vector<Located> split_probe_specs(const Located& text) {
   std::vector<Located> specs;
+  SourceMap map(text.text, text.loc);
   size_t start = 0;
   while (start <= text.text.size()) {
     size_t comma = std::min(text.text.find(',', start), text.text.size());
     std::string_view piece = std::string_view(text.text).substr(start, comma - start);
     size_t lead = piece.find_first_not_of(" \t\r\n");
     specs.push_back({std::string(trim(piece)),
-                     text.loc.shifted(static_cast<int>(start + (lead == piece.npos ? 0 : lead)))});
+                     map.loc(start + (lead == piece.npos ? 0 : lead))});
     start = comma + 1;
   }
   return specs;
@@ -102,7 +104,7 @@ Result<void> read_probe(const Entry& entry, const YamlSource& src, Draft& draft)
   if (draft.given.contains(other))
     return error_at(entry.key_loc, fmt::format("'from' is another name for 'probe'; give only "
                                                "one of them"));
-  auto items = text_list(entry, src, "a probe spec or a list of probe specs");
+  auto items = text_list(entry, src, "a probe spec or a list of probe specs", /*strings=*/false);
   if (!items) return std::unexpected(items.error());
   auto& probes = draft.query.spec.probes;
   for (const Located& item : *items)
@@ -123,7 +125,7 @@ Result<void> read_span_key(const Entry& entry, const YamlSource& src, SpanSpec& 
   } else if (entry.key == "key") {
     auto key = nonblank_scalar(entry, "an expression");
     if (!key) return std::unexpected(key.error());
-    span.key = std::move(*key);
+    span.key = src.expression_text(entry.value);
   } else if (entry.key == "begin_where") {
     auto where = text_list(entry, src, "an expression or a list of expressions");
     if (!where) return std::unexpected(where.error());

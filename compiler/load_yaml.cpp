@@ -10,6 +10,7 @@
 #include <yaml-cpp/parser.h>
 
 #include <sstream>
+#include <vector>
 
 #include "compiler/load_internal.h"
 
@@ -26,6 +27,7 @@ class RootFinder : public YAML::EventHandler {
   void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
                 const std::string&) override {
     node(mark, false);
+    if (mark.pos >= 0 && scalars_.size() < 100'000) scalars_.push_back(mark);
   }
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
                        YAML::EmitterStyle::value) override {
@@ -41,6 +43,7 @@ class RootFinder : public YAML::EventHandler {
   void OnMapEnd() override { --depth_; }
 
   bool root_is_null() const { return root_is_null_; }
+  const std::vector<YAML::Mark>& scalars() const { return scalars_; }
   const YAML::Mark& root_mark() const { return root_mark_; }
 
  private:
@@ -55,6 +58,7 @@ class RootFinder : public YAML::EventHandler {
   bool root_seen_ = false;
   bool root_is_null_ = true;
   YAML::Mark root_mark_ = YAML::Mark::null_mark();
+  std::vector<YAML::Mark> scalars_;  // where each scalar starts, in every document
 };
 
 // Every document after the first must be empty (a trailing `---`); text the parser cannot
@@ -78,6 +82,11 @@ Result<void> check_rest(const YamlSource& src, std::string_view body) {
     }
     if (document > 10'000) return error_at(src.at(finder.root_mark()), "invalid YAML");
   }
+  // yaml-cpp 0.7 ends a quoted scalar at the end of the file without complaint.
+  for (const YAML::Mark& mark : finder.scalars())
+    if (src.unterminated_quote(static_cast<size_t>(mark.pos)))
+      return error_at(src.at(mark), "invalid YAML: unterminated quoted string (the file ends "
+                                    "before its closing quote)");
   return {};
 }
 

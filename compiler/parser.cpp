@@ -17,6 +17,42 @@ namespace {
 constexpr int kMaxDepth = 256;
 constexpr const char* kTooDeep = "expression nested too deeply";
 
+// An expression's text for column names and messages: as written, except that a line break and
+// the indentation around it (a YAML scalar over several lines) read as one space, and a line
+// continuation inside a string literal as nothing.
+std::string as_written(std::string_view text) {
+  std::string out;
+  char quote = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quote) {
+      if (c == '\\' && i + 1 < text.size() && text[i + 1] == '\n') {  // a line continuation
+        for (i += 2; i < text.size() && (text[i] == ' ' || text[i] == '\t');) ++i;
+        --i;
+        continue;
+      }
+      out += c;
+      if (c == '\\' && i + 1 < text.size())
+        out += text[++i];
+      else if (c == quote)
+        quote = 0;
+    } else if (is_blank(c)) {
+      size_t end = i;
+      while (end < text.size() && is_blank(text[end])) ++end;
+      std::string_view run = text.substr(i, end - i);
+      if (run.find('\n') == std::string_view::npos)
+        out += run;
+      else
+        out += ' ';
+      i = end - 1;
+    } else {
+      if (c == '"' || c == '\'') quote = c;
+      out += c;
+    }
+  }
+  return out;
+}
+
 // Binding strength, loosest first, as in C.
 enum Precedence {
   kLogicalOr = 1,
@@ -157,7 +193,7 @@ class Parser {
 
   void set_span(Parsed& parsed) {
     parsed.expr->loc = map().loc(parsed.begin);
-    parsed.expr->text = lexer_.text().substr(parsed.begin, parsed.end - parsed.begin);
+    parsed.expr->text = as_written(lexer_.text().substr(parsed.begin, parsed.end - parsed.begin));
   }
 
   // Every nested expression (parentheses, arguments, list values) passes through here.

@@ -93,6 +93,9 @@ struct PlanQuery {
   std::string event_buffer;
   uint32_t event_size = 0;
   std::vector<PlanField> event_fields;  // offsets into the event struct, in select order
+  // Events perf_submit found no room for (the perf buffer was full): per-CPU array of 1 u64,
+  // counted in the kernel because the kernel's own lost record waits for the next event.
+  std::string lost_map;
 
   std::string stack_map;  // BPF_STACK_TRACE map for KernelStack/UserStack fields ("" if none)
 

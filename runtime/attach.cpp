@@ -2,14 +2,17 @@
 #include "runtime/attach.h"
 
 #include <bcc/bcc_syms.h>
+#include <bcc/bcc_usdt.h>
 #include <bcc/libbpf.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include "runtime/stderr_capture.h"
@@ -118,11 +121,73 @@ std::string attach_perf_event(int prog, const PlanAttach& a, Attachments& out) {
   return "";
 }
 
-std::string attach_usdt(ebpf::BPF& bpf, const PlanAttach& a) {
-  ebpf::USDT probe = a.pid >= 0 ? ebpf::USDT(a.binary, a.pid, a.provider, a.usdt_name, a.function)
-                                : ebpf::USDT(a.binary, a.provider, a.usdt_name, a.function);
-  auto st = bpf.attach_usdt(probe, a.pid);
-  return st.ok() ? "" : st.msg();
+// bcc_usdt_foreach's callback takes no user pointer: it reports into this.
+thread_local std::vector<bcc_usdt>* usdt_found = nullptr;
+void note_usdt(bcc_usdt* probe) { usdt_found->push_back(*probe); }
+
+bool kernel_sets_usdt_semaphores() {
+  return exists("/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset");
+}
+
+// Where a USDT probe is: the file offsets of its locations, and of its semaphore (0: none).
+struct UsdtSites {
+  std::vector<std::pair<std::string, uint64_t>> locations;  // module, offset in the file
+  uint64_t semaphore_offset = 0;
+};
+
+// Reads the probe's notes (those the process mapped, with a pid). The notes are closed before
+// anything is attached: closing a pid's notes also closes an fd number they had closed before,
+// which would be the next perf event's by then.
+std::string find_usdt_sites(const PlanAttach& a, UsdtSites& sites) {
+  std::unique_ptr<void, void (*)(void*)> notes(
+      a.pid >= 0 ? bcc_usdt_new_frompid(a.pid, a.binary.c_str())
+                 : bcc_usdt_new_frompath(a.binary.c_str()),
+      bcc_usdt_close);
+  if (!notes) return fmt::format("cannot read the USDT notes of {}", a.binary);
+  std::vector<bcc_usdt> probes;
+  usdt_found = &probes;
+  bcc_usdt_foreach(notes.get(), note_usdt);
+  usdt_found = nullptr;
+  auto probe = std::find_if(probes.begin(), probes.end(), [&](const bcc_usdt& p) {
+    return a.provider == p.provider && a.usdt_name == p.name;
+  });
+  if (probe == probes.end())
+    return fmt::format("no USDT probe {}:{} in {}", a.provider, a.usdt_name, a.binary);
+  sites.semaphore_offset = probe->semaphore_offset;
+  for (int i = 0; i < probe->num_locations; ++i) {
+    bcc_usdt_location location{};
+    if (bcc_usdt_get_location(notes.get(), a.provider.c_str(), a.usdt_name.c_str(), i,
+                              &location) != 0)
+      return fmt::format("cannot read location {} of the probe", i);
+    // The note holds a virtual address; uprobes want the offset in the file.
+    bcc_symbol sym{};
+    if (bcc_resolve_symname(location.bin_path, "", location.address, a.pid, nullptr, &sym) != 0)
+      return fmt::format("cannot find address 0x{:x} in {}", location.address, location.bin_path);
+    sites.locations.emplace_back(sym.module ? sym.module : location.bin_path, sym.offset);
+    ::free(const_cast<char*>(sym.module));
+  }
+  return "";
+}
+
+// USDT probes attach like uprobes, one perf event per location of the probe, with the kernel
+// counting the probe's semaphore (ref_ctr_offset). Not through libbcc's attach_usdt: it names
+// its events after the address, so a second query on the same probe fails "already attached".
+std::string attach_usdt(int prog, const PlanAttach& a, size_t index, Attachments& out) {
+  UsdtSites sites;
+  if (std::string e = find_usdt_sites(a, sites); !e.empty()) return e;
+  if (sites.semaphore_offset != 0 && !kernel_sets_usdt_semaphores())
+    return "the probe has a semaphore and this kernel's uprobes cannot count one (no "
+           "ref_ctr_offset)";
+  for (size_t i = 0; i < sites.locations.size(); ++i) {
+    const auto& [module, offset] = sites.locations[i];
+    std::string ev = fmt::format("{}_{}", event_name(a, index), i);
+    errno = 0;
+    int fd = bpf_attach_uprobe(prog, BPF_PROBE_ENTRY, ev.c_str(), module.c_str(), offset, a.pid,
+                               static_cast<uint32_t>(sites.semaphore_offset));
+    if (fd < 0) return errno_text(errno);
+    out.owned().push_back({fd, ev, ProbeKind::Uprobe});
+  }
+  return "";
 }
 
 bpf_prog_type program_type(ProbeKind kind) {
@@ -139,10 +204,6 @@ bpf_prog_type program_type(ProbeKind kind) {
 }
 
 std::string attach_one(ebpf::BPF& bpf, const PlanAttach& a, size_t index, Attachments& out) {
-  if (a.kind == ProbeKind::Usdt) {
-    out.note_libbcc_uprobes();
-    return attach_usdt(bpf, a);
-  }
   int prog = -1;
   auto st = bpf.load_func(a.function, program_type(a.kind), prog);  // loaded by the loader
   if (!st.ok()) return st.msg();
@@ -160,7 +221,7 @@ std::string attach_one(ebpf::BPF& bpf, const PlanAttach& a, size_t index, Attach
     case ProbeKind::Hardware:
       return attach_perf_event(prog, a, out);
     case ProbeKind::Usdt:
-      break;
+      return attach_usdt(prog, a, index, out);
   }
   return "unknown probe kind";
 }
@@ -187,7 +248,6 @@ AttachResult attach_all(ebpf::BPF& bpf, const Plan& plan, Attachments& out) {
 }
 
 bool Attachments::fd_only() const {
-  if (libbcc_uprobes_ && !exists("/sys/bus/event_source/devices/uprobe/type")) return false;
   for (const auto& p : owned_) {
     if (p.legacy_event.empty()) continue;
     bool kprobe = p.kind == ProbeKind::Kprobe || p.kind == ProbeKind::Kretprobe;

@@ -1,6 +1,7 @@
 // Host checks, compile, verify (see loader.h).
 #include "runtime/loader.h"
 
+#include <bcc/bpf_module.h>
 #include <fmt/format.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <set>
 
+#include "runtime/process_watch.h"
 #include "runtime/stderr_capture.h"
 #include "runtime/verifier_log.h"
 
@@ -55,11 +57,37 @@ std::string load_failure(const PlanQuery& q, const std::string& function, const 
       q.name, summary.empty() ? function : summary);
 }
 
+// libbcc prints no verifier log when the kernel says E2BIG (the verifier gave up after 1M
+// instructions): verify the function again in a module of our own, with a log buffer the
+// kernel fills from the end (the tail says where it gave up). Slow (seconds): only for -v.
+std::string reverify_with_log(const Plan& plan, const PlanAttach& a) {
+  if (!usdt_probes(plan).empty()) return "";  // init() prepends USDT readers we cannot rebuild
+  StderrCapture quiet;  // libbcc prints the log too; ours is the one kept
+  ebpf::BPFModule module(0);
+  if (module.load_string(plan.c_source, nullptr, 0) != 0) return "";
+  auto* insns = reinterpret_cast<const bpf_insn*>(module.function_start(a.function));
+  if (insns == nullptr) return "";
+  std::string log(1 << 20, '\0');
+  int fd = module.bcc_func_load(program_type(a.kind), a.function.c_str(), insns,
+                                static_cast<int>(module.function_size(a.function)),
+                                module.license(), module.kern_version(), 1, log.data(),
+                                static_cast<unsigned>(log.size()));
+  if (fd >= 0) close(fd);
+  log.resize(log.find('\0') == std::string::npos ? log.size() : log.find('\0'));
+  return fmt::format("verifier log for {} (its last {} KiB):\n{}\n", a.function,
+                     log.size() / 1024, log);
+}
+
 }  // namespace
 
-std::optional<std::string> check_host(const Plan& plan) {
+std::optional<std::string> check_privileges() {
   if (geteuid() != 0)
-    return "bpfql needs root (CAP_BPF and CAP_PERFMON) to load BPF programs; run it with sudo";
+    return "loading BPF programs needs root (CAP_BPF and CAP_PERFMON): run bpfql with sudo";
+  return std::nullopt;
+}
+
+std::optional<std::string> check_host(const Plan& plan) {
+  if (auto problem = check_privileges()) return problem;
   utsname u{};
   uname(&u);
   std::error_code ec;
@@ -73,6 +101,10 @@ std::optional<std::string> check_host(const Plan& plan) {
     return "tracefs is not mounted where libbcc looks (/sys/kernel/debug/tracing): run "
            "`mount -t debugfs none /sys/kernel/debug` (tracefs appears under it) or "
            "scripts/setup-host.sh";
+  for (const auto& q : plan.queries)
+    for (const auto& a : q.attaches)
+      if (a.pid >= 0)
+        if (std::string missing = missing_process(a.pid); !missing.empty()) return missing;
   return std::nullopt;
 }
 
@@ -89,7 +121,7 @@ std::vector<ebpf::USDT> usdt_probes(const Plan& plan) {
   return out;
 }
 
-LoadResult load_program(const Plan& plan) {
+LoadResult load_program(const Plan& plan, bool full_verifier_log) {
   LoadResult r;
   auto bpf = std::make_unique<ebpf::BPF>();
   StderrCapture capture;
@@ -113,6 +145,7 @@ LoadResult load_program(const Plan& plan) {
       if (!st.ok()) {
         r.log = without_libbcc_noise(capture.finish());
         r.error = load_failure(q, a.function, st.msg(), r.log);
+        if (full_verifier_log && is_too_complex(r.log)) r.log += reverify_with_log(plan, a);
         return r;
       }
     }

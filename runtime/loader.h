@@ -15,6 +15,8 @@ namespace bpfql {
 
 // What is missing on this host for the Plan to load, as a message that says what to do.
 std::optional<std::string> check_host(const Plan& plan);
+// The first of those checks, which needs no Plan: not root.
+std::optional<std::string> check_privileges();
 
 // The USDT probes the Plan attaches, in the form libbcc's init() takes them.
 std::vector<ebpf::USDT> usdt_probes(const Plan& plan);
@@ -25,7 +27,9 @@ struct LoadResult {
   std::string log;                 // libbcc's and LLVM's stderr meanwhile (noise removed)
 };
 
-// Compiles and verifies. Captures stderr meanwhile (returned in `log`).
-LoadResult load_program(const Plan& plan);
+// Compiles and verifies. Captures stderr meanwhile (returned in `log`). With
+// `full_verifier_log` (-v), a program the verifier gave up on (too complex) is verified again
+// to get the log libbcc does not print in that case.
+LoadResult load_program(const Plan& plan, bool full_verifier_log = false);
 
 }  // namespace bpfql

@@ -39,6 +39,7 @@ std::vector<Expected> expected_maps(const PlanQuery& q) {
   std::vector<Expected> out;
   if (q.streaming) {
     if (!q.dropped_map.empty()) out.push_back({q.dropped_map, 0, 8});
+    if (!q.lost_map.empty()) out.push_back({q.lost_map, 0, 8});
     return out;
   }
   bool keyless = q.keys.empty();
@@ -201,23 +202,63 @@ PerCpuEntries MapReader::read_array(const MapHandle& map, bool keep) {
   return out;
 }
 
+// Arrays (keyless queries, their histograms, dropped counters) are never cleared when they hold
+// only additive counters: zeroing after the read would lose what the program adds between the
+// read and the write (~150 events per print at 1.4M events/s). Each read returns the difference
+// from the previous one instead. Min/max cannot be differenced: those arrays are still zeroed.
+PerCpuEntries MapReader::read_array_delta(const MapHandle& map, const std::string& name) {
+  PerCpuEntries now = read_array(map, /*keep=*/true);
+  PerCpuEntries delta = now;
+  std::vector<uint8_t>& before = previous_[name];
+  if (before.size() == now.values.size()) {
+    for (size_t at = 0; at + 8 <= now.values.size(); at += 8) {
+      uint64_t a, b;
+      std::memcpy(&a, now.values.data() + at, 8);
+      std::memcpy(&b, before.data() + at, 8);
+      uint64_t d = a - b;  // wraps like the counters (sums may be signed: two's complement)
+      std::memcpy(delta.values.data() + at, &d, 8);
+    }
+  }
+  before = std::move(now.values);
+  return delta;
+}
+
+PerCpuEntries MapReader::read_counters(const std::string& name, bool keep, bool additive) {
+  const MapHandle* m = find(name);
+  if (!m) return {};
+  if (!keep && additive && is_array(m->type) && m->value_size % 8 == 0)
+    return read_array_delta(*m, name);
+  return read_map(*m, keep);
+}
+
 QuerySnapshot MapReader::read(const PlanQuery& q) {
   QuerySnapshot s;
-  if (const MapHandle* m = find(q.value_map)) s.values = read_map(*m, q.cumulative);
+  bool additive = std::none_of(q.aggregates.begin(), q.aggregates.end(), [](const PlanAggregate& a) {
+    return a.kind == AggKind::Min || a.kind == AggKind::Max;
+  });
+  if (find(q.value_map)) s.values = read_counters(q.value_map, q.cumulative, additive);
   s.hists.resize(q.aggregates.size());
   for (size_t i = 0; i < q.aggregates.size(); ++i) {
     const auto& a = q.aggregates[i];
     if (!is_histogram(a.kind)) continue;
-    if (const MapHandle* m = find(a.map_name)) s.hists[i] = read_map(*m, q.cumulative);
+    if (find(a.map_name)) s.hists[i] = read_counters(a.map_name, q.cumulative, /*additive=*/true);
   }
   s.dropped = read_dropped(q);
   return s;
 }
 
+std::optional<uint64_t> MapReader::read_lost(const PlanQuery& q) {
+  const MapHandle* m = find(q.lost_map);
+  if (!m) return std::nullopt;
+  PerCpuEntries d = read_array(*m, /*keep=*/true);
+  uint64_t lost = 0;
+  for (size_t i = 0; i < d.count(); ++i) lost += sum_percpu_u64(d.value(i), d.ncpus);
+  return lost;
+}
+
 uint64_t MapReader::read_dropped(const PlanQuery& q) {
-  const MapHandle* m = find(q.dropped_map);
-  if (!m) return 0;
-  PerCpuEntries d = read_array(*m, q.cumulative);
+  if (!find(q.dropped_map)) return 0;
+  PerCpuEntries d = read_counters(q.dropped_map, q.cumulative, /*additive=*/true);
   uint64_t dropped = 0;
   for (size_t i = 0; i < d.count(); ++i) dropped += sum_percpu_u64(d.value(i), d.ncpus);
   return dropped;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "compiler/plan.h"
@@ -41,6 +42,9 @@ class MapReader {
   QuerySnapshot read(const PlanQuery& query);
   // The query's dropped counter, summed over CPUs; cleared unless the query is cumulative.
   uint64_t read_dropped(const PlanQuery& query);
+  // A streaming query's count of events its perf buffer had no room for, since the start
+  // (never cleared); nullopt when the Plan has no such counter.
+  std::optional<uint64_t> read_lost(const PlanQuery& query);
 
   // Reads (and unless `keep`, empties) one map. Exposed for benchmarks.
   PerCpuEntries read_map(const MapHandle& map, bool keep);
@@ -54,8 +58,13 @@ class MapReader {
   PerCpuEntries read_hash(const MapHandle& map, bool keep);
   PerCpuEntries read_hash_by_iteration(const MapHandle& map, bool keep);
   PerCpuEntries read_array(const MapHandle& map, bool keep);
+  // An array of additive u64 counters, as the difference from the previous read (see .cpp).
+  PerCpuEntries read_array_delta(const MapHandle& map, const std::string& name);
+  // Reads and clears (unless `keep`) a map: deltas for arrays of additive counters.
+  PerCpuEntries read_counters(const std::string& name, bool keep, bool additive);
 
   std::map<std::string, MapHandle> maps_;
+  std::map<std::string, std::vector<uint8_t>> previous_;  // read_array_delta's last values
   uint32_t ncpus_ = 1;
   bool batch_ok_ = true;  // false once the kernel said it has no batch operations
 };

@@ -19,6 +19,8 @@
 #include "runtime/display.h"
 #include "runtime/loader.h"
 #include "runtime/map_reader.h"
+#include "runtime/privileges.h"
+#include "runtime/process_watch.h"
 #include "runtime/schedule.h"
 #include "runtime/signals.h"
 #include "runtime/stacks.h"
@@ -58,6 +60,7 @@ class Run {
   void print(Schedule::Entry& e, SteadyClock::time_point now, bool regular);
   void finish();
   void report_lost(bool at_exit);
+  void drop_privileges();
   bool output_ok() const { return !os_.fail(); }
 
   const Plan& plan_;
@@ -69,9 +72,11 @@ class Run {
   EventStreams streams_;
   MapReader maps_;
   Attachments probes_;
+  ProcessWatch traced_;  // the processes uprobes/USDT are limited to
   Schedule schedule_;
   std::unordered_map<const PlanQuery*, DecodeHooks> hooks_;
   SteadyClock::time_point last_lost_report_{};
+  std::unordered_map<const PlanQuery*, uint64_t> lost_reported_;
 };
 
 bool Run::setup() {
@@ -85,12 +90,17 @@ bool Run::setup() {
     say(e);
     return false;
   }
+  if (auto e = traced_.open(plan_); !e.empty()) {
+    say(e);
+    return false;
+  }
   AttachResult attached = attach_all(*bpf_, plan_, probes_);
   if (options_.verbose && !attached.log.empty()) std::cerr << attached.log;
   if (!attached.error.empty()) {
     say(attached.error);
     return false;
   }
+  if (options_.drop_privileges) drop_privileges();
   std::cerr << "Tracing " << attached.probes << (attached.probes == 1 ? " probe" : " probes")
             << "... Hit Ctrl-C to end.\n"
             << std::flush;
@@ -106,6 +116,17 @@ int Run::start_and_loop(SignalFd& signals) {
   }
   detach_all(std::move(bpf_), probes_, /*background=*/true);
   return ok ? 0 : 1;
+}
+
+// Everything is attached: from here on bpfql only reads fds it holds (see privileges.h).
+void Run::drop_privileges() {
+  PrivilegeDrop dropped = drop_privileges_after_attach(plan_);
+  if (!dropped.error.empty()) say("warning: could not drop all privileges after attach: " + dropped.error);
+  if (!options_.verbose) return;
+  std::string kept;
+  for (int cap : dropped.kept) kept += (kept.empty() ? "" : ", ") + capability_name(cap);
+  say("attached; dropped privileges (no_new_privs), capabilities kept: " +
+      (kept.empty() ? std::string("none") : kept));
 }
 
 void Run::print(Schedule::Entry& e, SteadyClock::time_point now, bool regular) {
@@ -125,9 +146,17 @@ void Run::print(Schedule::Entry& e, SteadyClock::time_point now, bool regular) {
 void Run::report_lost(bool at_exit) {
   auto now = SteadyClock::now();
   if (!at_exit && now - last_lost_report_ < std::chrono::seconds(1)) return;
-  for (const auto& l : streams_.take_new_lost()) {
-    last_lost_report_ = now;
-    say(fmt::format("query {}: lost {} events (the perf buffer was full)", l.query->name, l.count));
+  last_lost_report_ = now;
+  for (const auto& q : plan_.queries) {
+    if (!q.streaming) continue;
+    // The program's own counter is exact and current; the kernel's lost records (which
+    // streams_ counts) are written only before the next event that fits, so after the last
+    // burst they never come. They remain the fallback for a Plan without the counter.
+    uint64_t total = maps_.read_lost(q).value_or(streams_.lost(&q));
+    uint64_t& reported = lost_reported_[&q];
+    if (total <= reported) continue;
+    say(fmt::format("query {}: lost {} events (the perf buffer was full)", q.name, total - reported));
+    reported = total;
   }
 }
 
@@ -141,6 +170,7 @@ void Run::loop(SignalFd& signals) {
   };
   watch(signals.fd());
   for (int fd : streams_.fds()) watch(fd);
+  for (int fd : traced_.fds()) watch(fd);
 
   epoll_event events[64];
   for (bool stop = false; !stop;) {
@@ -156,10 +186,15 @@ void Run::loop(SignalFd& signals) {
     }
     uint64_t delivered = 0;
     for (int i = 0; i < n; ++i) {
-      if (events[i].data.fd == signals.fd())
+      int fd = events[i].data.fd;
+      if (fd == signals.fd()) {
         stop = signals.take() != 0 || stop;
-      else
-        delivered += streams_.read_ready(events[i].data.fd);
+      } else if (traced_.watches(fd)) {
+        epoll_ctl(ep, EPOLL_CTL_DEL, fd, nullptr);  // a pidfd stays readable once it exited
+        say(traced_.take_exit(fd));
+      } else {
+        delivered += streams_.read_ready(fd);
+      }
     }
     if (delivered) {
       output_.flush();
@@ -206,7 +241,7 @@ int run_plan(const Plan& plan, const RunOptions& options) {
   std::ostream& os = options.output_path.empty() ? std::cout : file;
   std::unique_ptr<Output> output = make_output(options.format, os);
 
-  LoadResult loaded = load_program(plan);
+  LoadResult loaded = load_program(plan, options.verbose);
   if (options.verbose && !loaded.log.empty()) std::cerr << loaded.log;
   if (!loaded.bpf) {
     say(loaded.error);

@@ -13,6 +13,9 @@ struct RunOptions {
   OutputFormat format = OutputFormat::Table;
   std::string output_path;  // "" = stdout
   bool verbose = false;     // -v: verifier log and libbcc's compiler messages
+  // After attach: no_new_privs and only the capabilities reading needs (runtime/privileges.h).
+  // The CLI sets it; a test process that calls run_plan keeps its own privileges.
+  bool drop_privileges = false;
 };
 
 // Returns the process exit status: 0 success, 1 a runtime failure (load, verify, attach), with

@@ -26,8 +26,19 @@ std::string trim(std::string s) {
 
 }  // namespace
 
+bool is_too_complex(std::string_view captured) {
+  for (const auto& line : lines_of(captured))
+    if (starts_with(line, "bpf: Argument list too long") ||
+        starts_with(line, "BPF program is too large"))
+      return true;
+  return false;
+}
+
 std::string verifier_summary(std::string_view captured) {
   constexpr std::string_view kFailed = "bpf: Failed to load program: ";
+  if (is_too_complex(captured))
+    return "the program is too complex to verify (the verifier gave up after 1,000,000 "
+           "instructions); use fewer or shorter string comparisons, or a smaller strlen";
   auto lines = lines_of(captured);
   size_t start = lines.size();
   for (size_t i = 0; i < lines.size(); ++i)

@@ -12,6 +12,10 @@ namespace bpfql {
 // text has no load failure in it.
 std::string verifier_summary(std::string_view captured);
 
+// Whether captured stderr says the kernel answered E2BIG: the verifier gave up after a million
+// instructions (libbcc then prints "Argument list too long. Program ... too large" and no log).
+bool is_too_complex(std::string_view captured);
+
 // The first `max_lines` non-empty lines of `text`, joined by "; ".
 std::string first_lines(std::string_view text, int max_lines);
 

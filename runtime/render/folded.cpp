@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/render/format_cell.h"
@@ -51,11 +53,20 @@ std::string frame_text(std::string_view text) {
   return out;
 }
 
+// "main+0x24" → "main": a flame graph merges the calls of one function, wherever they return to.
+std::string_view without_offset(std::string_view frame) {
+  size_t plus = frame.rfind("+0x");
+  if (plus == std::string_view::npos || plus == 0 || plus + 3 == frame.size()) return frame;
+  for (char c : frame.substr(plus + 3))
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return frame;
+  return frame.substr(0, plus);
+}
+
 void add_stack(std::vector<std::string>& frames, const Cell& cell) {
   if (const auto* s = std::get_if<StackValue>(&cell)) {
     // Stacks come innermost first; flame graphs want the root first.
     for (auto it = s->frames.rbegin(); it != s->frames.rend(); ++it) {
-      frames.push_back(frame_text(*it));
+      frames.push_back(frame_text(without_offset(*it)));
     }
   }
 }
@@ -96,13 +107,17 @@ std::optional<uint64_t> row_count(const std::vector<Cell>& cells, const std::vec
   return std::nullopt;
 }
 
-std::string folded_line(const std::vector<std::string>& frames, uint64_t count) {
+std::string joined_frames(const std::vector<std::string>& frames) {
   std::string line;
   for (size_t i = 0; i < frames.size(); ++i) {
     if (i > 0) line += ';';
     line += frames[i];
   }
-  return fmt::format("{} {}\n", line, count);
+  return line;
+}
+
+std::string folded_line(const std::vector<std::string>& frames, uint64_t count) {
+  return fmt::format("{} {}\n", joined_frames(frames), count);
 }
 
 class FoldedOutput final : public Output {
@@ -110,13 +125,24 @@ class FoldedOutput final : public Output {
   FoldedOutput(std::ostream& out, std::ostream& notes) : out_(out), notes_(notes) {}
 
   void interval(const IntervalResult& r) override {
+    // Rows that fold to the same frames (the same function at other offsets, or the same stack
+    // in several processes) make one line, where the first of them was.
     std::vector<std::string> names = column_names(r);
+    std::vector<std::pair<std::string, uint64_t>> lines;
+    std::unordered_map<std::string, size_t> line_of;
     for (const auto& row : r.rows) {
       std::vector<Role> roles = column_roles(r.query, names, row.cells);
       std::vector<std::string> frames = fold_frames(row.cells, roles);
       std::optional<uint64_t> count = row_count(row.cells, roles);
-      if (!frames.empty() && count) out_ << folded_line(frames, *count);
+      if (frames.empty() || !count) continue;
+      std::string folded = joined_frames(frames);
+      auto [at, added] = line_of.try_emplace(folded, lines.size());
+      if (added)
+        lines.emplace_back(std::move(folded), *count);
+      else
+        lines[at->second].second += *count;
     }
+    for (const auto& [folded, count] : lines) out_ << fmt::format("{} {}\n", folded, count);
     std::string name = query_name(r.query);
     if (r.dropped != 0) {
       notes_ << fmt::format("bpfql: {}: dropped {} keys (map full: raise max_entries)\n", name,

@@ -2,6 +2,8 @@
 // stub libraries (libpthread & co.) whose functions live in libc since glibc 2.34.
 #include <doctest/doctest.h>
 
+#include <map>
+
 #include "compiler/check_probe.h"
 #include "support/fixture_catalog.h"
 
@@ -81,4 +83,39 @@ TEST_CASE("error: an unknown library is named before anything is attached") {
   auto probes = resolve("uprobe:nosuchlib:foo", b::FixtureCatalog{});
   REQUIRE_FALSE(probes);
   CHECK(probes.error().message.find("cannot find binary or library 'nosuchlib'") == 0);
+}
+
+TEST_CASE("$params in a probe spec are replaced by their values") {
+  std::map<std::string, b::ParamValue> params;
+  params["python"] = b::ParamValue{b::ParamType::String, "/usr/bin/python3.11", 0};
+  params["hz"] = b::ParamValue{b::ParamType::Int, "", 49};
+  auto usdt = b::expand_probe_params({"usdt:$python:python:function__entry", {"q.yml", 3, 8}}, params);
+  REQUIRE_MESSAGE(usdt, usdt.error().message);
+  CHECK(usdt->text == "usdt:/usr/bin/python3.11:python:function__entry");
+  auto profile = b::expand_probe_params({"profile:hz:$hz", {"q.yml", 3, 8}}, params);
+  REQUIRE_MESSAGE(profile, profile.error().message);
+  CHECK(profile->text == "profile:hz:49");
+
+  auto probes = b::resolve_probes({{"usdt:$python:python:function__entry", {"q.yml", 3, 8}}},
+                                  b::FixtureCatalog{}, &params);
+  REQUIRE_MESSAGE(probes, probes.error().message);
+  CHECK(probes->front().binary == "/usr/bin/python3.11");
+}
+
+TEST_CASE("error: an unknown $param in a probe, with a suggestion and its column") {
+  std::map<std::string, b::ParamValue> params;
+  params["python"] = b::ParamValue{b::ParamType::String, "python3", 0};
+  auto r = b::expand_probe_params({"usdt:$pyton:python:line", {"q.yml", 3, 8}}, params);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message ==
+        "unknown parameter '$pyton' in probe 'usdt:$pyton:python:line'; did you mean 'python'?");
+  CHECK(r.error().loc.col == 8 + 5);
+}
+
+TEST_CASE("error: a duration parameter cannot stand in a probe") {
+  std::map<std::string, b::ParamValue> params;
+  params["every"] = b::ParamValue{b::ParamType::Duration, "", 1000};
+  auto r = b::expand_probe_params({"profile:hz:$every", {"q.yml", 3, 8}}, params);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message == "parameter 'every' is a duration; a probe takes string or int parameters");
 }

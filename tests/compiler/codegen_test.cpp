@@ -264,7 +264,7 @@ TEST_CASE("streaming: the event begins with ts; fields are listed in select orde
   CHECK(q.event_size % 8 == 0);
   CHECK(q.value_map.empty());
   std::string body = function_body(plan.c_source, "q0_p0");
-  CHECK(body.find("q0_events.perf_submit(args, &ev, sizeof(ev));") != std::string::npos);
+  CHECK(body.find("if (q0_events.perf_submit(args, &ev, sizeof(ev)) < 0)") != std::string::npos);
 }
 
 TEST_CASE("attach points of every probe kind") {
@@ -569,7 +569,7 @@ TEST_CASE("the BPF stack: large keys and events move to a per-CPU scratch array"
 
   Plan events = plan_for(read_file(kGoldenDir / "big_stream.yml"));
   CHECK(function_body(events.c_source, "q0_p0")
-            .find("q0_events.perf_submit(args, &sc->ev, sizeof(sc->ev));") != std::string::npos);
+            .find("if (q0_events.perf_submit(args, &sc->ev, sizeof(sc->ev)) < 0)") != std::string::npos);
 
   // Filter-only strings too: three 256-byte buffers cannot all be locals.
   Plan bufs = plan_for(R"(

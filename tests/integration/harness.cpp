@@ -25,6 +25,7 @@ std::vector<std::string> bpfql_command(const TraceSpec& spec, pid_t workload_pid
   std::map<std::string, std::string> params = spec.params;
   if (spec.pass_pid) params.emplace("pid", std::to_string(workload_pid));
   for (const auto& [key, value] : params) argv.insert(argv.end(), {"-p", key + "=" + value});
+  if (spec.pid_option) argv.insert(argv.end(), {"--pid", std::to_string(workload_pid)});
   argv.insert(argv.end(), spec.extra_args.begin(), spec.extra_args.end());
   return argv;
 }
@@ -78,6 +79,7 @@ TraceRun trace(const TraceSpec& spec) {
   TraceRun run;
   std::vector<std::string> workload_argv{BPFQL_WORKLOAD};
   workload_argv.insert(workload_argv.end(), spec.workload.begin(), spec.workload.end());
+  if (!spec.command.empty()) workload_argv = spec.command;
   Process workload = Process::spawn(workload_argv);
   run.workload_pid = workload.pid();
 

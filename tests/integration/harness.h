@@ -55,6 +55,10 @@ struct TraceSpec {
   std::vector<std::string> workload;            // bpfql-workload steps, e.g. {"getppid", "1000"}
   std::map<std::string, std::string> params;    // -p k=v; "pid" is added unless pass_pid is false
   bool pass_pid = true;
+  bool pid_option = false;                      // also pass `--pid WORKLOAD_PID`
+  // Another program to trace instead of bpfql-workload (argv), e.g. {BPFQL_UPROBE_TARGET, "100"};
+  // like the workloads it must wait for a line on stdin before doing anything.
+  std::vector<std::string> command;
   std::string format = "json";                  // -f
   std::vector<std::string> extra_args;          // anything else for `bpfql run`
   Stop stop = Stop::Interrupt;

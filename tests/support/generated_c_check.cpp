@@ -56,6 +56,10 @@ class Scanner {
     if (ch == '#') return preprocessor(first_on_line);
     if (c_.substr(i_).starts_with("/*")) return block_comment();
     if (c_.substr(i_).starts_with("//")) return line_comment();
+    if (c_.substr(i_).starts_with("*/")) {  // the end of a comment that ended earlier
+      problem_ = at("'*/' outside a comment");
+      return;
+    }
     if (ch == '"') return literal('"', "string literal");
     if (ch == '\'') return literal('\'', "character literal");
     if (ident_start(ch)) return identifier();
@@ -135,12 +139,18 @@ class Scanner {
     i_ = j + 1;
   }
 
+  // A forbidden name is one that is called: `name (`, not a member (`.name`, `->name`) that
+  // happens to be spelled like a helper.
   void identifier() {
     size_t j = i_;
     while (j < c_.size() && ident_char(c_[j])) ++j;
     std::string_view name = c_.substr(i_, j - i_);
-    if (std::find(kForbidden.begin(), kForbidden.end(), name) != kForbidden.end())
-      problem_ = at("forbidden name '" + std::string(name) + "'");
+    bool member = (i_ >= 1 && c_[i_ - 1] == '.') || (i_ >= 2 && c_.substr(i_ - 2, 2) == "->");
+    size_t next = c_.find_first_not_of(' ', j);
+    bool called = next != c_.npos && c_[next] == '(';
+    if (called && !member &&
+        std::find(kForbidden.begin(), kForbidden.end(), name) != kForbidden.end())
+      problem_ = at("call of forbidden '" + std::string(name) + "'");
     i_ = j;
   }
 

@@ -11,6 +11,8 @@
 //   sleep MS...          one clock_nanosleep per value (in milliseconds)
 //   fork N               N fork()s; each child _exit(0)s at once and is reaped
 //   mixed N SIZE         getppid N, then read N SIZE
+//   spin MS              burn MS milliseconds of this thread's CPU time (no system calls but
+//                        clock_gettime, which the vDSO answers), for CPU profiling tests
 //
 // Before doing anything it names itself "bpfql-wl" and waits until stdin is readable (a line or
 // EOF), so a test can attach bpfql to its pid first. It waits with poll() and never reads stdin:
@@ -114,6 +116,21 @@ static void do_openat(long n, const char* path, int flags, int must_fail) {
   }
 }
 
+static long long thread_cpu_ns(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) die("clock_gettime");
+  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+// CPU time, not wall time: on a busy machine the process is still sampled for MS of running.
+static void do_spin(long ms) {
+  long long until = thread_cpu_ns() + ms * 1000000LL;
+  volatile unsigned long sink = 0;
+  while (thread_cpu_ns() < until) {
+    for (int i = 0; i < 10000; ++i) sink += (unsigned long)i;
+  }
+}
+
 static void do_fork(long n) {
   for (long i = 0; i < n; ++i) {
     pid_t child = fork();
@@ -150,7 +167,7 @@ static int parse_steps(int argc, char** argv, struct step* steps, int max_steps)
     const char* name = s->name;
     int args_needed = 0;
     if (!strcmp(name, "getppid") || !strcmp(name, "getpid") || !strcmp(name, "read-sizes") ||
-        !strcmp(name, "fork")) {
+        !strcmp(name, "fork") || !strcmp(name, "spin")) {
       args_needed = 1;
     } else if (!strcmp(name, "getppid-paced") || !strcmp(name, "read") || !strcmp(name, "write") ||
                !strcmp(name, "openat") || !strcmp(name, "open-missing") || !strcmp(name, "mixed")) {
@@ -191,6 +208,7 @@ static void run_step(struct step* s, int zero_fd, int null_fd) {
   else if (!strcmp(name, "openat")) do_openat(s->a, s->path, O_RDONLY | O_CREAT, 0);
   else if (!strcmp(name, "open-missing")) do_openat(s->a, s->path, O_RDONLY, 1);
   else if (!strcmp(name, "fork")) do_fork(s->a);
+  else if (!strcmp(name, "spin")) do_spin(s->a);
   else if (!strcmp(name, "mixed")) {
     do_getppid(s->a);
     do_read(zero_fd, s->a, s->b, s->buf);

@@ -50,10 +50,13 @@ int q0_p0(struct pt_regs *ctx) {
 struct q1_key {
   s32 ustack;              /* ustack (stack id) */
   u32 probe;
+  u32 pid;
+  u8 __pad0[4];
 } __attribute__((packed, aligned(8)));
-_Static_assert(sizeof(struct q1_key) == 8 &&
+_Static_assert(sizeof(struct q1_key) == 16 &&
                __builtin_offsetof(struct q1_key, ustack) == 0 &&
-               __builtin_offsetof(struct q1_key, probe) == 4,
+               __builtin_offsetof(struct q1_key, probe) == 4 &&
+               __builtin_offsetof(struct q1_key, pid) == 8,
                "layout of struct q1_key");
 struct q1_val {
   u64 n;                   /* events of this key on this CPU */
@@ -81,6 +84,8 @@ int q1_p0(struct pt_regs *ctx) {
   __builtin_memset(&key, 0, sizeof(key));
   key.ustack = q1_stacks.get_stackid(ctx, BPF_F_USER_STACK);
   key.probe = 0;
+  u64 pid_tgid = bpf_get_current_pid_tgid();
+  key.pid = (u32)(pid_tgid >> 32);
   struct q1_val zero = {};
   struct q1_val *v = q1_vals.lookup_or_try_init(&key, &zero);
   if (!v) {  /* the map is full */

@@ -1,0 +1,183 @@
+// Stacks and symbols on the real kernel: ustack on a uprobe and a uretprobe (the targets are built
+// with frame pointers), kstack on a tracepoint, CPU profiles, `-f folded`, and ksym()/usym().
+//
+// User addresses are symbolized with the process's memory map, so these queries print while the
+// process lives (an interval; the targets linger or keep busy). A uprobe fires at the function's
+// first instruction, before it saved its caller's frame pointer: the walk starts at the probed
+// function and continues from the caller's caller, so bpfql_target_add's entry stack reads
+// main → bpfql_target_add, while its return (back in bpfql_target_run) reads main →
+// bpfql_target_run. bpftrace and perf show the same.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "tests/integration/harness.h"
+
+namespace bpfql::test {
+namespace {
+
+struct FoldedLine {
+  std::string frames;  // "a;b;c"
+  int64_t count = 0;
+};
+
+// `-f folded` output: "a;b;c COUNT" lines.
+std::vector<FoldedLine> folded_lines(const std::string& out) {
+  std::vector<FoldedLine> lines;
+  for (const std::string& line : split_lines(out)) {
+    if (line.empty()) continue;
+    size_t space = line.rfind(' ');
+    INFO("line: " << line);
+    REQUIRE_MESSAGE(space != std::string::npos, "a folded line is 'frames COUNT'");
+    std::string count = line.substr(space + 1);
+    bool numeric = !count.empty() && count.find_first_not_of("0123456789") == std::string::npos;
+    REQUIRE_MESSAGE(numeric, "the count of a folded line is a number");
+    lines.push_back({line.substr(0, space), std::stoll(count)});
+  }
+  return lines;
+}
+
+bool ends_with(const std::string& text, const std::string& tail) {
+  return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// The count of the last line whose frames end with `leaf` (with cumulative prints, the final one).
+int64_t last_count_ending(const std::vector<FoldedLine>& lines, const std::string& leaf) {
+  int64_t count = -1;
+  for (const FoldedLine& line : lines)
+    if (ends_with(line.frames, leaf)) count = line.count;
+  return count;
+}
+
+TraceRun uprobe_stacks(const std::string& format, int64_t calls) {
+  return trace({.queries = {query_file("uprobe-stacks.yml")},
+                .params = {{"target", BPFQL_UPROBE_TARGET}},
+                .pass_pid = false,
+                .command = {BPFQL_UPROBE_TARGET, std::to_string(calls), "1000"},
+                .format = format});
+}
+
+TEST_CASE("-f folded: user stacks of a uprobe and a uretprobe through the target's functions") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = uprobe_stacks("folded", 30);
+  INFO("stdout:\n" << run.out << "\nstderr:\n" << run.err);
+  CHECK(run.status.exited_with(0));
+  std::vector<FoldedLine> lines = folded_lines(run.out);
+  REQUIRE(!lines.empty());
+  // Root first, leaf last, function names without offsets.
+  CHECK(last_count_ending(lines, ";main;bpfql_target_add") == 30);
+  CHECK(last_count_ending(lines, ";main;bpfql_target_run") == 30);
+  for (const FoldedLine& line : lines) {
+    INFO("line: " << line.frames);
+    CHECK(line.frames.find("+0x") == std::string::npos);
+  }
+}
+
+TEST_CASE("ustack in JSON: symbolized frames, innermost first") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = uprobe_stacks("json", 12);
+  json entry = final_rows(run, "entry-stacks");
+  REQUIRE(entry.size() == 1);
+  CHECK(as_int(entry[0]["calls"]) == 12);
+  json stack = entry[0]["ustack"];
+  INFO("ustack: " << stack.dump());
+  REQUIRE(stack.is_array());
+  REQUIRE(stack.size() >= 2);
+  CHECK(stack[0] == "bpfql_target_add");
+  CHECK(stack[1].get<std::string>().rfind("main+0x", 0) == 0);
+  json ret = final_rows(run, "return-stacks");
+  REQUIRE(ret.size() == 1);
+  INFO("return ustack: " << ret[0]["ustack"].dump());
+  CHECK(ret[0]["ustack"][0].get<std::string>().rfind("bpfql_target_run+0x", 0) == 0);
+  CHECK(ret[0]["ustack"][1].get<std::string>().rfind("main+0x", 0) == 0);
+}
+
+TEST_CASE("ustack in the table: one frame per line under the row") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = uprobe_stacks("table", 5);
+  INFO("stdout:\n" << run.out);
+  CHECK(run.out.find("  ustack:\n    bpfql_target_add\n    main+0x") != std::string::npos);
+}
+
+TEST_CASE("kstack of a system call tracepoint: the kernel's syscall path, symbolized") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("getppid-kstack.yml")}, .workload = {"getppid", "25"}});
+  json rows = final_rows(run, "getppid-kstack");
+  REQUIRE(!rows.empty());
+  int64_t calls = 0;
+  for (const json& row : rows) {
+    calls += as_int(row["calls"]);
+    INFO("kstack: " << row["kstack"].dump());
+    bool through_syscall_entry = false;
+    for (const json& frame : row["kstack"]) {
+      std::string f = frame.get<std::string>();
+      CHECK(f.rfind("0x", 0) != 0);  // every frame has a name
+      if (f.rfind("do_syscall_64", 0) == 0) through_syscall_entry = true;
+    }
+    CHECK(through_syscall_entry);
+  }
+  CHECK(calls == 25);
+}
+
+TEST_CASE("a CPU profile of a busy process, folded: its samples go through main") {
+  BPFQL_REQUIRE_ROOT();
+  // One CPU second of spinning (do_spin is inlined into main), then a pause before exiting.
+  TraceRun run = trace({.queries = {query_file("profile-stacks.yml")},
+                        .workload = {"spin", "1000", "sleep", "300"},
+                        .format = "folded"});
+  INFO("stdout:\n" << run.out);
+  std::vector<FoldedLine> lines = folded_lines(run.out);
+  int64_t total = 0, through_main = 0;
+  for (const FoldedLine& line : lines) {
+    total += line.count;
+    if (line.frames.find(";main;") != std::string::npos || ends_with(line.frames, ";main"))
+      through_main += line.count;
+  }
+  CHECK(total >= 80);
+  CHECK(total <= 110);
+  int64_t at_least = total * 9;
+  CHECK(through_main * 10 >= at_least);  // 90% or more
+}
+
+TEST_CASE("ksym() names a kernel function: the hrtimer callback of clock_nanosleep") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("hrtimer-ksym.yml")}, .workload = {"sleep", "3", "3", "3"}});
+  json rows = final_rows(run, "hrtimer-ksym");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["callback"] == "hrtimer_wakeup");
+  CHECK(as_int(rows[0]["timers"]) == 3);
+
+  TraceRun csv = trace({.queries = {query_file("hrtimer-ksym.yml")},
+                        .workload = {"sleep", "3", "3"},
+                        .format = "csv"});
+  std::vector<std::string> lines = split_lines(csv.out);
+  REQUIRE(lines.size() >= 2);
+  CHECK(lines[0] == "query,time,callback,timers");
+  CHECK(ends_with(lines[1], ",hrtimer_wakeup,2"));
+}
+
+TEST_CASE("usym() names a user function from its address, in JSON and the table") {
+  BPFQL_REQUIRE_ROOT();
+  auto run_as = [](const std::string& format) {
+    return trace({.queries = {query_file("usym-note.yml")},
+                  .params = {{"target", BPFQL_UPROBE_TARGET}},
+                  .pass_pid = false,
+                  .command = {BPFQL_UPROBE_TARGET, "3", "1000"},
+                  .format = format});
+  };
+  TraceRun json_run = run_as("json");
+  json rows = final_rows(json_run, "usym-note");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["code"] == "bpfql_target_run");
+  CHECK(as_int(rows[0]["notes"]) == 1);
+
+  TraceRun table = run_as("table");
+  INFO("stdout:\n" << table.out);
+  CHECK(table.out.find("bpfql_target_run") != std::string::npos);
+  CHECK(table.out.find("0x") == std::string::npos);
+}
+
+}  // namespace
+}  // namespace bpfql::test
