@@ -15,7 +15,8 @@ enum class FieldKind {
   Integer,    // int, long, u32, pid_t, size_t, unsigned int, ... (any scalar up to 8 bytes)
   CharArray,  // char name[16]
   DataLoc,    // __data_loc char[] name
-  CharPtr,    // const char * name (user memory for syscalls:*, kernel memory elsewhere)
+  CharPtr,    // const char * name (user memory for syscalls:*, kernel memory elsewhere); a
+              // plain char * is an Integer (an address, often of a buffer still to be filled)
   Other,      // anything else (other arrays, structs): visible but not usable in expressions
 };
 

@@ -288,6 +288,10 @@ class ExprChecker {
         break;
       case UnaryOp::Neg:
         if (!t.is_integer()) return error_at(e.loc, fmt::format("'-' needs an integer, not a {}", t.describe()));
+        // A negative literal is an int64: one below INT64_MIN would wrap silently in C.
+        if (auto* lit = u.operand->as<IntLiteral>(); lit && lit->value > uint64_t{1} << 63)
+          return error_at(e.loc, fmt::format("'{}' is below the smallest integer, "
+                                             "-9223372036854775808", e.text));
         e.type = Type::integer(64, true);
         break;
     }
@@ -395,8 +399,20 @@ class ExprChecker {
       return error_at(whole.loc, fmt::format("stacks cannot be compared in '{}'", whole.text));
     const Expr& str = l.is_string() ? lhs : rhs;
     const Expr& other = l.is_string() ? rhs : lhs;
-    return error_at(whole.loc, fmt::format("cannot compare string '{}' with {} '{}'", str.text,
-                                           other.type.is_bool() ? "condition" : "integer", other.text));
+    return error_at(whole.loc, fmt::format("cannot compare string '{}' with {} '{}'{}", str.text,
+                                           other.type.is_bool() ? "condition" : "integer",
+                                           other.text, string_pointer_hint(other)));
+  }
+
+  // A `char *` field is an address (only `const char *` is read as a string): say how to read it.
+  std::string string_pointer_hint(const Expr& e) const {
+    const auto* ref = e.as<FieldRef>();
+    if (!ref || probes_.empty() || !probes_.front().format) return "";
+    const TracepointField* field = probes_.front().format->field(ref->name);
+    if (!field || field->c_type.find('*') == std::string::npos ||
+        field->c_type.find("char") == std::string::npos)
+      return "";
+    return fmt::format(" (a '{}' address); read the string with 'str({})'", field->c_type, e.text);
   }
 
   Result<void> operand_error(const Binary& b, const char* wanted) {

@@ -89,7 +89,11 @@ void classify(TracepointField& field, std::string_view type, std::string_view ar
     bool one_level = std::count(words.begin(), words.end(), "*") == 1 &&
                      std::all_of(star + 1, words.end(), is_qualifier);
     field.is_signed = false;  // a pointer is an address: an unsigned number
-    if (one_level && is_plain_char(std::span(words.begin(), star)))
+    // Only `const char *` is a string to read (spec §4): a plain `char *` is usually a buffer
+    // the call fills (read's buf, getcwd's), whose bytes at entry are whatever was there before;
+    // it stays an address, and str() reads it where the user knows it holds a string.
+    bool read_only = std::find(words.begin(), star, "const") != star;
+    if (one_level && read_only && is_plain_char(std::span(words.begin(), star)))
       field.kind = FieldKind::CharPtr;
     else
       field.kind = (field.size == 4 || field.size == 8) ? FieldKind::Integer : FieldKind::Other;

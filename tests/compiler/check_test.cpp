@@ -220,6 +220,17 @@ TEST_CASE("error: comparing a string with a number") {
         "2:8: cannot compare string 'comm' with integer '42'");
 }
 
+TEST_CASE("a plain char * field is an address: compared with a string, the error says str()") {
+  CHECK(check_error("probe: tracepoint:syscalls:sys_enter_read\nwhere: args.buf == \"x\"\n"
+                    "select: count()\n") ==
+        "2:8: cannot compare string '\"x\"' with integer 'args.buf' (a 'char *' address); read "
+        "the string with 'str(args.buf)'");
+  CHECK(check_error("probe: tracepoint:syscalls:sys_enter_read\nwhere: str(args.buf) == \"x\"\n"
+                    "select: count()\n") == "");
+  CHECK(check_error("probe: tracepoint:syscalls:sys_enter_write\nwhere: args.buf == \"x\"\n"
+                    "select: count()\n") == "");  // const char *: a string already
+}
+
 TEST_CASE("error: sum() of a string") {
   CHECK(check_error("probe: tracepoint:raw_syscalls:sys_enter\nselect: sum(comm)\n") ==
         "2:13: sum() needs an integer, but 'comm' is a string");

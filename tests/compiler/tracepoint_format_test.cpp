@@ -193,15 +193,15 @@ TEST_CASE("arrays of anything but char are Other") {
   CHECK(one_field("__rel_loc char[] name", 4).kind == FieldKind::Other);
 }
 
-TEST_CASE("only single char pointers are strings; other pointers are unsigned numbers") {
-  for (const char* decl :
-       {"char * buf", "const char * filename", "const char *const name", "const char* pathname"}) {
+TEST_CASE("only const char pointers are strings; other pointers are unsigned numbers") {
+  for (const char* decl : {"const char * filename", "const char *const name",
+                           "const char* pathname", "char const * name"}) {
     CAPTURE(decl);
     TracepointField f = one_field(decl, 8);
     CHECK(f.kind == FieldKind::CharPtr);
   }
   for (const char* decl :
-       {"void * ptr", "const void* ptr", "struct sockaddr * uservaddr",
+       {"char * buf", "char *const buf", "void * ptr", "const void* ptr", "struct sockaddr * uservaddr",
         "const struct sockaddr * addr", "unsigned char * vec", "const char *const * argv",
         "struct iocb * * iocbpp", "void __seg_gs * ptr", "const void *const value"}) {
     CAPTURE(decl);
