@@ -8,6 +8,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "compiler/lexer.h"
 
@@ -210,6 +211,19 @@ Result<std::vector<ProbeRef>> resolve_function_probe(ProbeKind kind, const Locat
   return std::vector<ProbeRef>{std::move(probe)};
 }
 
+// The nearest probe by spelling; else one with the same name under another provider; else, when
+// the binary has only a few, all of them.
+std::string usdt_suggestion(const std::string& wanted, const std::string& name,
+                            const std::vector<std::string>& known) {
+  if (std::string near = did_you_mean(wanted, known); !near.empty()) return near;
+  std::vector<std::string> same_name;
+  for (const std::string& k : known)
+    if (k.substr(k.find(':') + 1) == name) same_name.push_back(k);
+  if (same_name.size() == 1) return fmt::format("; did you mean '{}'?", same_name[0]);
+  if (known.size() <= 8) return fmt::format("; it has {}", fmt::join(known, ", "));
+  return fmt::format("; it has {} (`bpfql list probes BINARY` lists them)", known.size());
+}
+
 Result<std::vector<ProbeRef>> resolve_usdt(const Located& spec, const std::vector<std::string>& parts,
                                            const KernelCatalog& catalog) {
   if (parts.size() < 4)
@@ -240,7 +254,7 @@ Result<std::vector<ProbeRef>> resolve_usdt(const Located& spec, const std::vecto
     return error_at(spec.loc, fmt::format("'{}' has no USDT probes", *binary));
   return error_at(part_loc(spec, parts, parts.size() - 2),
                   fmt::format("no USDT probe '{}:{}' in '{}'", provider, name, *binary) +
-                      did_you_mean(provider + ":" + name, known));
+                      usdt_suggestion(provider + ":" + name, name, known));
 }
 
 Result<uint64_t> parse_count(const Located& spec, const std::vector<std::string>& parts, size_t n) {

@@ -328,6 +328,14 @@ TEST_CASE("error: USDT probe that the binary does not have") {
   CHECK(e.find("did you mean 'python:function__entry'?") != std::string::npos);
 }
 
+TEST_CASE("error: a USDT probe under the wrong provider suggests the one with that name") {
+  std::string e = check_error("probe: usdt:/usr/bin/python3.11:py:gc__start\nselect: count()\n");
+  CHECK(e.find("no USDT probe 'py:gc__start'") != std::string::npos);
+  CHECK(e.find("did you mean 'python:gc__start'?") != std::string::npos);
+  e = check_error("probe: usdt:/usr/bin/python3.11:nothing:like_this_at_all\nselect: count()\n");
+  CHECK(e.find("; it has python:") != std::string::npos);  // few probes: all listed, or a count
+}
+
 TEST_CASE("error: uprobe on a symbol the binary lacks") {
   std::string e = check_error("probe: uprobe:c:no_such_function_here\nselect: count()\n");
   CHECK(e.find("symbol 'no_such_function_here' is not in") != std::string::npos);
