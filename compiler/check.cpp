@@ -5,6 +5,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "compiler/ast_walk.h"
 #include "compiler/check_expr.h"
@@ -15,6 +16,17 @@
 
 namespace bpfql {
 namespace {
+
+// The nearest column by spelling, else all of them (a query has few): order_by names a column
+// by its alias or its text as written, which users misremember ("count" for "count()").
+std::string column_suggestion(const std::string& wanted, const std::vector<std::string>& columns) {
+  if (std::string near = did_you_mean(wanted, columns); !near.empty()) return near;
+  for (const std::string& c : columns)
+    if (c == wanted + "()") return fmt::format("; did you mean '{}'?", c);
+  std::vector<std::string> quoted;
+  for (const std::string& c : columns) quoted.push_back("'" + c + "'");
+  return fmt::format("; the columns are {}", fmt::join(quoted, ", "));
+}
 
 // Splits a checked condition at top-level `&&` so code generation can order the conjuncts
 // (cheap integer tests before string reads).
@@ -135,7 +147,7 @@ Result<void> check_settings(const QuerySpec& spec, const CheckOptions& options, 
       return error_at(order.loc, "order_by sorts aggregates; this query streams events as they come");
     if (std::find(out.columns.begin(), out.columns.end(), order.column) == out.columns.end())
       return error_at(order.loc, fmt::format("order_by names no column: '{}'", order.column) +
-                                     did_you_mean(order.column, out.columns));
+                                     column_suggestion(order.column, out.columns));
     out.order_by = order.column;
     out.descending = order.descending;
   }

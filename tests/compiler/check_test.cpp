@@ -271,6 +271,11 @@ TEST_CASE("error: order_by names no column") {
   CHECK(check_error("probe: tracepoint:raw_syscalls:sys_enter\nselect: count() as n\ngroup_by: "
                     "comm\norder_by: nn desc\n") ==
         "4:11: order_by names no column: 'nn'; did you mean 'n'?");
+  CHECK(check_error("probe: tracepoint:raw_syscalls:sys_enter\nselect: count()\norder_by: count\n") ==
+        "3:11: order_by names no column: 'count'; did you mean 'count()'?");
+  CHECK(check_error("probe: tracepoint:raw_syscalls:sys_enter\nselect: [count(), sum(id) as s]\n"
+                    "order_by: total\n") ==
+        "3:11: order_by names no column: 'total'; the columns are 'count()', 's'");
 }
 
 TEST_CASE("error: unknown parameter") {
