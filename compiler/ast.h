@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -21,6 +22,10 @@ enum class BinaryOp {
   Lt, Le, Gt, Ge, Eq, Ne,
   BitAnd, BitXor, BitOr, And, Or,
 };
+
+// How the operator is written: "<=", "&&", ... (the symbol form, which C shares; the BPFQL word
+// operators `is`, `lteq`, ... are parsed into the same ops).
+std::string_view operator_text(BinaryOp op);
 
 // Builtins a probe may offer; which ones a probe really offers is the checker's business.
 enum class Builtin {

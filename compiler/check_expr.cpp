@@ -317,7 +317,7 @@ class ExprChecker {
     if (auto r = check(*b.rhs, depth + 1); !r) return r;
     const Type& l = b.lhs->type;
     const Type& r = b.rhs->type;
-    std::string op = operator_text(b.op);
+    std::string op(operator_text(b.op));
     switch (b.op) {
       case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::Mod: case BinaryOp::Add:
       case BinaryOp::Sub: case BinaryOp::Shl: case BinaryOp::Shr:
@@ -527,20 +527,6 @@ class ExprChecker {
     return "";
   }
 
-  static std::string operator_text(BinaryOp op) {
-    switch (op) {
-      case BinaryOp::Mul: return "*";   case BinaryOp::Div: return "/";
-      case BinaryOp::Mod: return "%";   case BinaryOp::Add: return "+";
-      case BinaryOp::Sub: return "-";   case BinaryOp::Shl: return "<<";
-      case BinaryOp::Shr: return ">>";  case BinaryOp::Lt: return "<";
-      case BinaryOp::Le: return "<=";   case BinaryOp::Gt: return ">";
-      case BinaryOp::Ge: return ">=";   case BinaryOp::Eq: return "==";
-      case BinaryOp::Ne: return "!=";   case BinaryOp::BitAnd: return "&";
-      case BinaryOp::BitXor: return "^"; case BinaryOp::BitOr: return "|";
-      case BinaryOp::And: return "&&";  case BinaryOp::Or: return "||";
-    }
-    return "?";
-  }
 };
 
 }  // namespace

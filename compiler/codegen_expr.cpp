@@ -30,48 +30,6 @@ CValue literal(uint64_t value) {
   return {c_names::u64_literal(value), Type::integer(64, false), value <= 0x7fffffffu};
 }
 
-const char* op_text(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::Mul:
-      return "*";
-    case BinaryOp::Div:
-      return "/";
-    case BinaryOp::Mod:
-      return "%";
-    case BinaryOp::Add:
-      return "+";
-    case BinaryOp::Sub:
-      return "-";
-    case BinaryOp::Shl:
-      return "<<";
-    case BinaryOp::Shr:
-      return ">>";
-    case BinaryOp::Lt:
-      return "<";
-    case BinaryOp::Le:
-      return "<=";
-    case BinaryOp::Gt:
-      return ">";
-    case BinaryOp::Ge:
-      return ">=";
-    case BinaryOp::Eq:
-      return "==";
-    case BinaryOp::Ne:
-      return "!=";
-    case BinaryOp::BitAnd:
-      return "&";
-    case BinaryOp::BitXor:
-      return "^";
-    case BinaryOp::BitOr:
-      return "|";
-    case BinaryOp::And:
-      return "&&";
-    case BinaryOp::Or:
-      return "||";
-  }
-  return "?";
-}
-
 bool is_comparison(BinaryOp op) {
   return op == BinaryOp::Lt || op == BinaryOp::Le || op == BinaryOp::Gt || op == BinaryOp::Ge ||
          op == BinaryOp::Eq || op == BinaryOp::Ne;
@@ -276,14 +234,14 @@ Result<CValue> FunctionGen::binary(const Expr& e, const Binary& b) {
     if (!l) return std::unexpected(l.error());
     auto r = condition(*b.rhs);
     if (!r) return std::unexpected(r.error());
-    return CValue{fmt::format("({} {} {})", *l, op_text(b.op), *r), Type::boolean()};
+    return CValue{fmt::format("({} {} {})", *l, operator_text(b.op), *r), Type::boolean()};
   }
   auto l = typed_value(*b.lhs);
   if (!l) return l;
   auto r = typed_value(*b.rhs);
   if (!r) return r;
   if (e.type.is_bool())  // & | ^ of two conditions
-    return CValue{fmt::format("({} {} {})", l->text, op_text(b.op), r->text), Type::boolean()};
+    return CValue{fmt::format("({} {} {})", l->text, operator_text(b.op), r->text), Type::boolean()};
 
   const Type t = e.type;
   const Type wide = Type::integer(64, t.is_signed);
@@ -299,7 +257,7 @@ Result<CValue> FunctionGen::binary(const Expr& e, const Binary& b) {
     use_helper(program_.helpers, helper);
     text = fmt::format("{}({}, {})", b.op == BinaryOp::Div ? "bpfql_sdiv" : "bpfql_smod", lt, rt);
   } else {
-    text = fmt::format("({} {} {})", lt, op_text(b.op), rt);
+    text = fmt::format("({} {} {})", lt, operator_text(b.op), rt);
   }
   if (t.bits < 64) text = fmt::format("(({}){})", c_type(t), text);
   return CValue{text, t};
@@ -327,7 +285,7 @@ Result<CValue> FunctionGen::compare(BinaryOp op, const Expr& lhs, const Expr& rh
     if (!l->type.is_signed) lt = cast(*l, s64);
     if (!r->type.is_signed) rt = cast(*r, s64);
   }
-  return CValue{fmt::format("({} {} {})", lt, op_text(op), rt), Type::boolean()};
+  return CValue{fmt::format("({} {} {})", lt, operator_text(op), rt), Type::boolean()};
 }
 
 Result<CValue> FunctionGen::in_list(const Expr&, const InList& in) {

@@ -12,48 +12,6 @@ namespace {
 
 const SourceLoc kStart{"q.yml", 3, 10};
 
-std::string binary_symbol(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::Mul:
-      return "*";
-    case BinaryOp::Div:
-      return "/";
-    case BinaryOp::Mod:
-      return "%";
-    case BinaryOp::Add:
-      return "+";
-    case BinaryOp::Sub:
-      return "-";
-    case BinaryOp::Shl:
-      return "<<";
-    case BinaryOp::Shr:
-      return ">>";
-    case BinaryOp::Lt:
-      return "<";
-    case BinaryOp::Le:
-      return "<=";
-    case BinaryOp::Gt:
-      return ">";
-    case BinaryOp::Ge:
-      return ">=";
-    case BinaryOp::Eq:
-      return "==";
-    case BinaryOp::Ne:
-      return "!=";
-    case BinaryOp::BitAnd:
-      return "&";
-    case BinaryOp::BitXor:
-      return "^";
-    case BinaryOp::BitOr:
-      return "|";
-    case BinaryOp::And:
-      return "&&";
-    case BinaryOp::Or:
-      return "||";
-  }
-  return "?";
-}
-
 // The tree as an S-expression, so that a test shows the grouping it expects.
 std::string sexpr(const Expr& e) {
   return std::visit(
@@ -71,7 +29,7 @@ std::string sexpr(const Expr& e) {
           return fmt::format("({} {})", op, sexpr(*n.operand));
         }
         if constexpr (std::is_same_v<T, Binary>)
-          return fmt::format("({} {} {})", binary_symbol(n.op), sexpr(*n.lhs), sexpr(*n.rhs));
+          return fmt::format("({} {} {})", operator_text(n.op), sexpr(*n.lhs), sexpr(*n.rhs));
         if constexpr (std::is_same_v<T, InList>) {
           std::string out = "(in " + sexpr(*n.value);
           for (const auto& item : n.items) out += " " + sexpr(*item);
