@@ -100,12 +100,30 @@ Result<void> FunctionGen::emit_main() {
 Result<void> FunctionGen::emit_span_begin() {
   if (auto r = emit_pid_filter(); !r) return r;
   if (auto r = emit_filters(query_.span->begin_filters); !r) return r;
+  if (span_in_task_storage(query_)) {
+    std::string ts = cached("ts", "u64 ts = bpf_ktime_get_ns();");
+    line(fmt::format("u64 *start = {}.task_storage_get(bpf_get_current_task_btf(), 0, "
+                     "BPF_LOCAL_STORAGE_GET_F_CREATE);",
+                     layout_.map("start")));
+    line("if (!start) {  /* no memory for the thread's slot */");
+    line(fmt::format("  {}_drop();", layout_.prefix));
+    line("  return 0;");
+    line("}");
+    line(fmt::format("*start = {};", ts));
+    return {};
+  }
   auto key = span_key_value();
   if (!key) return std::unexpected(key.error());
   std::string ts = cached("ts", "u64 ts = bpf_ktime_get_ns();");
   line(fmt::format("if ({}.update(&skey, &{}))  /* the map is full */", layout_.map("start"), ts));
   line(fmt::format("  {}_drop();", layout_.prefix));
   return {};
+}
+
+bool span_in_task_storage(const CheckedQuery& q) {
+  if (!q.span || !q.span->key) return false;
+  const auto* ref = q.span->key->as<BuiltinRef>();
+  return ref && ref->which == Builtin::Tid;
 }
 
 Result<std::string> FunctionGen::span_key_value() {
@@ -117,6 +135,16 @@ Result<std::string> FunctionGen::span_key_value() {
 
 // The end of a span: find when it began, and forget it (whatever the filters decide next).
 Result<void> FunctionGen::emit_span_end_prologue() {
+  if (span_in_task_storage(query_)) {
+    line(fmt::format("u64 *start = {}.task_storage_get(bpf_get_current_task_btf(), 0, 0);",
+                     layout_.map("start")));
+    line("if (!start || *start == 0)");
+    line("  return 0;");
+    std::string ts = cached("ts", "u64 ts = bpf_ktime_get_ns();");
+    line(fmt::format("u64 duration = {} - *start;", ts));
+    line("*start = 0;");
+    return {};
+  }
   auto key = span_key_value();
   if (!key) return std::unexpected(key.error());
   line(fmt::format("u64 *start = {}.lookup(&skey);", layout_.map("start")));

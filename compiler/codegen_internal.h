@@ -38,6 +38,11 @@ struct ProgramState {
 // streaming; a span's end), and a span's begin.
 enum class Role { Main = 0, SpanBegin = 1 };
 
+// A span keyed by the thread (the default `tid`) keeps its begin time in task-local storage: no
+// hash lookup, insert and delete per span (bpftrace and hand-written tools use a hash keyed by
+// tid), and the slot goes away when the thread exits. Other keys use a hash of max_entries.
+bool span_in_task_storage(const CheckedQuery& q);
+
 // Where one string value lives while a function runs.
 struct StringHome {
   std::string lvalue;   // "key.comm", "s0", "sc->s0", "args->prev_comm"

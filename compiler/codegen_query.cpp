@@ -328,7 +328,10 @@ std::string query_declarations(const CheckedQuery& q, const QueryLayout& L) {
                          L.hkey.type(), L.hist_maps[i], entries);
     }
   }
-  if (q.span)
+  if (q.span && span_in_task_storage(q))
+    out += fmt::format("BPF_TASK_STORAGE({}, u64);  /* the thread's span begin time (ns); 0 = none */\n",
+                       L.map("start"));
+  else if (q.span)
     out += fmt::format("BPF_HASH({}, u64, u64, {});  /* span key -> begin time (ns) */\n",
                        L.map("start"), max_entries);
   if (q.streaming()) out += fmt::format("BPF_PERF_OUTPUT({});\n", L.map("events"));

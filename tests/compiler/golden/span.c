@@ -82,7 +82,7 @@ _Static_assert(sizeof(struct q0_val) == 8 &&
                "layout of struct q0_val");
 BPF_PERCPU_HASH(q0_vals, struct q0_key, struct q0_val, 10240);
 BPF_F_TABLE("percpu_hash", struct q0_hkey, u64, q0_h0, 675840, BPF_F_NO_PREALLOC);
-BPF_HASH(q0_start, u64, u64, 10240);  /* span key -> begin time (ns) */
+BPF_TASK_STORAGE(q0_start, u64);  /* the thread's span begin time (ns); 0 = none */
 BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
@@ -100,24 +100,24 @@ int q0_b0(struct tp_syscalls_sys_enter_read *args) {
   bpf_get_current_comm(b0, sizeof(b0));
   if (!(((*(u32 *)&b0[0] ^ 0x68736162) | ((u8)b0[4] ^ 0x00)) == 0))
     return 0;
-  u64 pid_tgid = bpf_get_current_pid_tgid();
-  u64 skey = (u32)pid_tgid;
   u64 ts = bpf_ktime_get_ns();
-  if (q0_start.update(&skey, &ts))  /* the map is full */
+  u64 *start = q0_start.task_storage_get(bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!start) {  /* no memory for the thread's slot */
     q0_drop();
+    return 0;
+  }
+  *start = ts;
   return 0;
 }
 
 /* query 'readlat' (q.yml:1): tracepoint:syscalls:sys_exit_read */
 int q0_p0(struct tp_syscalls_sys_exit_read *args) {
-  u64 pid_tgid = bpf_get_current_pid_tgid();
-  u64 skey = (u32)pid_tgid;
-  u64 *start = q0_start.lookup(&skey);
-  if (!start)
+  u64 *start = q0_start.task_storage_get(bpf_get_current_task_btf(), 0, 0);
+  if (!start || *start == 0)
     return 0;
   u64 ts = bpf_ktime_get_ns();
   u64 duration = ts - *start;
-  q0_start.delete(&skey);
+  *start = 0;
   /* where duration > 1000 */
   if (!(duration > 1000))
     return 0;
