@@ -13,8 +13,11 @@ inline constexpr int kHistSlots = 66;
 
 // lhist(E, MIN, MAX, STEP): linear buckets.
 //   slot 0: v < MIN;  slot 1 + (v - MIN) / STEP: MIN <= v < MAX;  last slot: v >= MAX.
+// (In unsigned arithmetic: max - min may exceed INT64_MAX; the checker keeps it to 1000 steps.)
 inline int lhist_slots(int64_t min, int64_t max, int64_t step) {
-  return static_cast<int>((max - min + step - 1) / step) + 2;
+  uint64_t span = static_cast<uint64_t>(max) - static_cast<uint64_t>(min);
+  uint64_t width = static_cast<uint64_t>(step);
+  return static_cast<int>(span / width + (span % width != 0)) + 2;
 }
 
 // percentile(): log-linear buckets with 16 sub-buckets per power of two (relative error <= 1/16).

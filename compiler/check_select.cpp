@@ -73,9 +73,11 @@ Result<int64_t> literal_int(const Expr& e, const char* what) {
       return error_at(e.loc, fmt::format("{} is too large", what));
     return static_cast<int64_t>(lit->value);
   }
+  // -9223372036854775808 is INT64_MIN: its digits alone do not fit, their negation does (the
+  // checker has refused negative literals below it).
   if (auto* neg = e.as<Unary>(); neg && neg->op == UnaryOp::Neg)
-    if (auto* lit = neg->operand->as<IntLiteral>(); lit && lit->value <= static_cast<uint64_t>(INT64_MAX))
-      return -static_cast<int64_t>(lit->value);
+    if (auto* lit = neg->operand->as<IntLiteral>(); lit && lit->value <= uint64_t{1} << 63)
+      return static_cast<int64_t>(0 - lit->value);
   return error_at(e.loc, fmt::format("{} must be a number, not '{}'", what, e.text));
 }
 
@@ -92,8 +94,19 @@ Result<void> check_lhist_bounds(const Call& call, ExprScope scope, AggregateItem
   if (!step) return std::unexpected(step.error());
   if (*max <= *min) return error_at(call.args[2]->loc, "the lhist() maximum must be above the minimum");
   if (*step <= 0) return error_at(call.args[3]->loc, "the lhist() step must be positive");
-  if ((*max - *min) / *step > 1000)
+  // In unsigned arithmetic: max - min can exceed INT64_MAX (it is below 2^64).
+  uint64_t span = static_cast<uint64_t>(*max) - static_cast<uint64_t>(*min);
+  uint64_t step_u = static_cast<uint64_t>(*step);
+  if (span / step_u > 1000)
     return error_at(call.args[3]->loc, "lhist() would have more than 1000 buckets; raise the step");
+  // The last bucket, [min + (n-1)*step, min + n*step) cut at max, is printed with its upper end
+  // before the cut, which must be an int64.
+  uint64_t buckets = span / step_u + (span % step_u != 0);
+  auto last_low = static_cast<int64_t>(static_cast<uint64_t>(*min) + (buckets - 1) * step_u);
+  if (last_low > INT64_MAX - *step)
+    return error_at(call.args[3]->loc,
+                    "the last lhist() bucket would end beyond 9223372036854775807; "
+                    "lower the step or the maximum");
   agg.lhist_min = *min;
   agg.lhist_max = *max;
   agg.lhist_step = *step;

@@ -209,6 +209,9 @@ Result<CValue> FunctionGen::unary(const Expr& e, const Unary& u) {
       return CValue{"(!" + *c + ")", Type::boolean()};
     }
     case UnaryOp::Neg: {
+      // -(s64)9223372036854775808ULL would overflow in C: INT64_MIN is written as a constant.
+      if (auto* lit = u.operand->as<IntLiteral>(); lit && lit->value == uint64_t{1} << 63)
+        return CValue{"(" + c_names::s64_literal(INT64_MIN) + ")", Type::integer(64, true)};
       auto v = typed_value(*u.operand);
       if (!v) return v;
       Type s64 = Type::integer(64, true);

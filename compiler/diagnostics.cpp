@@ -1,9 +1,10 @@
 #include "compiler/diagnostics.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
-
-#include <fmt/format.h>
+#include <utility>
 
 namespace bpfql {
 namespace {
@@ -24,30 +25,43 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+// The length of the UTF-8 sequence at text[i] and its code point; length 0 if it is not UTF-8.
+std::pair<size_t, uint32_t> utf8_at(std::string_view text, size_t i) {
+  auto byte = [&](size_t k) { return k < text.size() ? static_cast<unsigned char>(text[k]) : 0u; };
+  unsigned c = byte(i);
+  if (c < 0x80) return {1, c};
+  size_t length = c >= 0xc2 && c <= 0xdf   ? 2
+                  : c >= 0xe0 && c <= 0xef ? 3
+                  : c >= 0xf0 && c <= 0xf4 ? 4
+                                           : 0;
+  uint32_t cp = c & (0x7f >> length);
+  for (size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xc0) != 0x80) return {0, 0};
+    cp = (cp << 6) | (byte(i + k) & 0x3f);
+  }
+  return {length, cp};
+}
+
+bool hidden(uint32_t cp) {
+  return (cp < 0x20 && cp != '\t') || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || cp == 0x061c ||
+         cp == 0x200e || cp == 0x200f || cp == 0x2028 || cp == 0x2029 ||
+         (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
 // A terminal must not take a query file's bytes for commands: control characters (ESC starts
 // escape sequences), C1 controls, bidirectional controls and invalid UTF-8 are shown as '?' in a
 // source line (one per byte, so that the caret stays in its column) and as \xHH in a message.
 std::string terminal_safe(std::string_view text, bool keep_columns) {
   std::string out;
-  auto byte = [&](size_t k) { return k < text.size() ? static_cast<unsigned char>(text[k]) : 0u; };
   for (size_t i = 0; i < text.size();) {
-    unsigned c = byte(i);
-    size_t length = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
-                                 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-    bool valid = length > 0 && i + length <= text.size();
-    for (size_t k = 1; valid && k < length; ++k) valid = (byte(i + k) & 0xc0) == 0x80;
-    uint32_t cp = !valid ? 0 : length == 1 ? c : length == 2 ? ((c & 0x1f) << 6) | (byte(i + 1) & 0x3f)
-                  : length == 3 ? ((c & 0x0f) << 12) | ((byte(i + 1) & 0x3f) << 6) | (byte(i + 2) & 0x3f)
-                                : 0x10000;  // beyond the BMP: nothing to hide there
-    bool hidden = !valid || (cp < 0x20 && cp != '\t') || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) ||
-                  cp == 0x061c || cp == 0x200e || cp == 0x200f || cp == 0x2028 || cp == 0x2029 ||
-                  (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
-    size_t n = valid ? length : 1;
-    if (!hidden) {
+    auto [length, cp] = utf8_at(text, i);
+    size_t n = length == 0 ? 1 : length;
+    if (length != 0 && !hidden(cp)) {
       out += text.substr(i, n);
     } else {
-      for (size_t k = 0; k < n; ++k)
-        out += keep_columns ? std::string("?") : fmt::format("\\x{:02x}", byte(i + k));
+      for (size_t k = i; k < i + n; ++k)
+        out += keep_columns ? std::string("?")
+                            : fmt::format("\\x{:02x}", static_cast<unsigned char>(text[k]));
     }
     i += n;
   }
@@ -62,7 +76,8 @@ std::string_view line_of(std::string_view text, int line) {
     start = nl + 1;
   }
   size_t end = text.find('\n', start);
-  std::string_view found = text.substr(start, end == std::string_view::npos ? text.npos : end - start);
+  std::string_view found =
+      text.substr(start, end == std::string_view::npos ? text.npos : end - start);
   if (!found.empty() && found.back() == '\r') found.remove_suffix(1);
   return found;
 }

@@ -42,7 +42,8 @@ size_t utf8_length(std::string_view text, size_t i) {
 uint32_t code_point(std::string_view utf8) {
   auto byte = [&](size_t k) { return static_cast<uint32_t>(static_cast<unsigned char>(utf8[k])); };
   if (utf8.size() == 2) return ((byte(0) & 0x1f) << 6) | (byte(1) & 0x3f);
-  if (utf8.size() == 3) return ((byte(0) & 0x0f) << 12) | ((byte(1) & 0x3f) << 6) | (byte(2) & 0x3f);
+  if (utf8.size() == 3)
+    return ((byte(0) & 0x0f) << 12) | ((byte(1) & 0x3f) << 6) | (byte(2) & 0x3f);
   return ((byte(0) & 0x07) << 18) | ((byte(1) & 0x3f) << 12) | ((byte(2) & 0x3f) << 6) |
          (byte(3) & 0x3f);
 }
@@ -52,16 +53,16 @@ uint32_t code_point(std::string_view utf8) {
 // separators YAML may count as line breaks, a byte-order mark inside the file, and bidirectional
 // controls ("Trojan Source", CVE-2021-42574).
 std::optional<std::string> hidden_character(uint32_t cp) {
-  if (cp >= 0x80 && cp <= 0x9f)
-    return fmt::format("control character U+{:04X} in query file", cp);
+  if (cp >= 0x80 && cp <= 0x9f) return fmt::format("control character U+{:04X} in query file", cp);
   if (cp == 0x2028 || cp == 0x2029)
     return fmt::format("line separator U+{:04X} in query file; use a plain line break", cp);
   if (cp == 0xfeff) return "byte-order mark U+FEFF inside the query file";
   if (cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
       (cp >= 0x2066 && cp <= 0x2069))
-    return fmt::format("bidirectional control character U+{:04X} in query file: it can make the "
-                       "text display differently from what it means",
-                       cp);
+    return fmt::format(
+        "bidirectional control character U+{:04X} in query file: it can make the "
+        "text display differently from what it means",
+        cp);
   return std::nullopt;
 }
 

@@ -70,8 +70,7 @@ std::vector<Located> split_probe_specs(const Located& text) {
     size_t comma = std::min(text.text.find(',', start), text.text.size());
     std::string_view piece = std::string_view(text.text).substr(start, comma - start);
     size_t lead = piece.find_first_not_of(" \t\r\n");
-    specs.push_back({std::string(trim(piece)),
-                     map.loc(start + (lead == piece.npos ? 0 : lead))});
+    specs.push_back({std::string(trim(piece)), map.loc(start + (lead == piece.npos ? 0 : lead))});
     start = comma + 1;
   }
   return specs;

@@ -119,7 +119,8 @@ std::optional<YamlEscape> yaml_escape(std::string_view raw) {
   size_t digits = c == 'x' ? 2 : c == 'u' ? 4 : c == 'U' ? 8 : 0;
   if (digits == 0) {
     static constexpr std::string_view kFrom = "0abt\tnvfre \"'\\/N_";
-    static constexpr std::string_view kTo = std::string_view("\0\a\b\t\t\n\v\f\r\x1b \"'\\/\x85\xa0", 17);
+    static constexpr std::string_view kTo =
+        std::string_view("\0\a\b\t\t\n\v\f\r\x1b \"'\\/\x85\xa0", 17);
     if (size_t k = kFrom.find(c); k != kFrom.npos) return YamlEscape{2, std::string(1, kTo[k])};
     if (c == 'L') return YamlEscape{2, "\xe2\x80\xa8"};
     if (c == 'P') return YamlEscape{2, "\xe2\x80\xa9"};
@@ -128,7 +129,10 @@ std::optional<YamlEscape> yaml_escape(std::string_view raw) {
   if (raw.size() < 2 + digits) return std::nullopt;
   uint32_t value = 0;
   for (char h : raw.substr(2, digits)) {
-    int v = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+    int v = h >= '0' && h <= '9'   ? h - '0'
+            : h >= 'a' && h <= 'f' ? h - 'a' + 10
+            : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                   : -1;
     if (v < 0) return std::nullopt;
     value = value * 16 + static_cast<uint32_t>(v);
   }
@@ -154,7 +158,11 @@ class Layout {
   // `strings`: the text is an expression whose quotes start string literals (not a probe list).
   Layout(std::string_view decoded, std::string_view raw, char style, bool strings,
          std::function<int(size_t)> raw_column)
-      : d_(decoded), r_(raw), style_(style), strings_(strings), raw_column_(std::move(raw_column)) {}
+      : d_(decoded),
+        r_(raw),
+        style_(style),
+        strings_(strings),
+        raw_column_(std::move(raw_column)) {}
 
   // nullopt when the two texts do not line up (then the caller keeps the decoded text).
   std::optional<std::string> run() {
@@ -163,15 +171,19 @@ class Layout {
                 : style_ == '\'' && d_[i_] == '\'' && r_.substr(j_).starts_with("''")
                     ? doubled_quote()
                 : is_space(d_[i_]) && j_ < r_.size() && is_space(r_[j_]) ? spaces()
-                                                                       : same_byte();
+                                                                         : same_byte();
       if (!ok) return std::nullopt;
     }
     return out_;
   }
 
  private:
-  static bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$'; }
-  static bool operator_char(char c) { return std::string_view("<>=!&|").find(c) != std::string_view::npos; }
+  static bool word_char(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$';
+  }
+  static bool operator_char(char c) {
+    return std::string_view("<>=!&|").find(c) != std::string_view::npos;
+  }
 
   int layout_column() const {
     size_t newline = out_.rfind('\n');
@@ -189,8 +201,7 @@ class Layout {
 
   // Outside string literals: flushes pending breaks where white space cannot split a token.
   void emit(char c) {
-    if (!quote_ && pending_ && !out_.empty() &&
-        !(word_char(out_.back()) && word_char(c)) &&
+    if (!quote_ && pending_ && !out_.empty() && !(word_char(out_.back()) && word_char(c)) &&
         !(operator_char(out_.back()) && operator_char(c)))
       flush_breaks();
     out_ += c;
@@ -210,7 +221,8 @@ class Layout {
     if (!e || d_.substr(i_, e->bytes.size()) != e->bytes) return false;
     if (e->bytes.empty() && (quote_ && !escaped_)) {  // an escaped line break in a string
       out_ += "\\\n";
-      out_ += std::string(static_cast<size_t>(std::max(0, raw_column_(j_ + e->raw_length) - 1)), ' ');
+      out_ +=
+          std::string(static_cast<size_t>(std::max(0, raw_column_(j_ + e->raw_length) - 1)), ' ');
     } else if (e->bytes.empty()) {  // an escaped line break elsewhere (maybe inside a word)
       pending_ += 1;
     }
@@ -264,8 +276,8 @@ class Layout {
       if (escaped_) {
         // A backslash before the break: a line continuation (a `|` scalar keeps it), which
         // skips the indentation, so the file's own white space can stand.
-        bool one_break = decoded_run[0] == '\n' &&
-                         std::count(decoded_run.begin(), decoded_run.end(), '\n') == 1;
+        bool one_break =
+            decoded_run[0] == '\n' && std::count(decoded_run.begin(), decoded_run.end(), '\n') == 1;
         if (!one_break || breaks != 1) return false;
         for (char c : raw_run) out_ += c == '\r' ? ' ' : c;
         escaped_ = false;
@@ -411,14 +423,15 @@ namespace {
 std::string separator(const Located& text, const SourceLoc& next) {
   SourceLoc end = SourceMap(text.text, text.loc).loc(text.text.size());
   if (next.line < end.line || (next.line == end.line && next.col <= end.col + 1)) return ", ";
-  if (next.line == end.line) return "," + std::string(static_cast<size_t>(next.col - end.col - 1), ' ');
+  if (next.line == end.line)
+    return "," + std::string(static_cast<size_t>(next.col - end.col - 1), ' ');
   return "," + std::string(static_cast<size_t>(next.line - end.line), '\n') +
          std::string(static_cast<size_t>(std::max(0, next.col - 1)), ' ');
 }
 
 // The scalars of a YAML list, each with its own position.
 Result<std::vector<Located>> sequence_items(const Entry& entry, const YamlSource& src,
-                                           bool strings) {
+                                            bool strings) {
   std::vector<Located> items;
   bool flow = src.is_flow_sequence(entry.value);
   int n = 0;
@@ -442,8 +455,8 @@ Result<std::vector<Located>> sequence_items(const Entry& entry, const YamlSource
     items.push_back(std::move(located));
   }
   if (flow && !items.empty() && has_unclosed_paren(items.back().text))
-    return error_at(items.back().loc,
-                    fmt::format("item '{}' of '{}' has an unclosed '('", items.back().text, entry.key));
+    return error_at(items.back().loc, fmt::format("item '{}' of '{}' has an unclosed '('",
+                                                  items.back().text, entry.key));
   return items;
 }
 

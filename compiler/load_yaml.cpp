@@ -85,8 +85,9 @@ Result<void> check_rest(const YamlSource& src, std::string_view body) {
   // yaml-cpp 0.7 ends a quoted scalar at the end of the file without complaint.
   for (const YAML::Mark& mark : finder.scalars())
     if (src.unterminated_quote(static_cast<size_t>(mark.pos)))
-      return error_at(src.at(mark), "invalid YAML: unterminated quoted string (the file ends "
-                                    "before its closing quote)");
+      return error_at(src.at(mark),
+                      "invalid YAML: unterminated quoted string (the file ends "
+                      "before its closing quote)");
   return {};
 }
 

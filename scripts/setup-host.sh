@@ -14,6 +14,12 @@ packages=(
   libbpfcc-dev bpfcc-tools libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   doctest-dev nlohmann-json3-dev libcpp-httplib-dev
   linux-headers-amd64 systemtap-sdt-dev bpftool libbpf-dev python3 bpftrace
+  # scripts/ci-extra.sh: the compiler fuzzer and the ASan+UBSan unit tests. clang-19 is the first
+  # Debian 12 clang that both ships libFuzzer and compiles libstdc++ 12's <expected>; llvm-19
+  # symbolizes the reports.
+  clang-19 libclang-rt-19-dev llvm-19
+  # ci-extra.sh compiles through ccache when it is there (repeated runs on one machine).
+  ccache
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -131,7 +131,8 @@ group_by: comm
 }
 
 TEST_CASE("an escaped newline in a double-quoted scalar stays white space, not a new line") {
-  auto file = load_query_text("q.yml", "probe: t:a:b\nwhere: \"pid > 1 &&\\npidd == 2\"\nselect: count()\n");
+  auto file = load_query_text("q.yml",
+                              "probe: t:a:b\nwhere: \"pid > 1 &&\\npidd == 2\"\nselect: count()\n");
   REQUIRE(file.has_value());
   const Located& where = file->queries.at(0).where.at(0);
   CHECK(where.text.find('\n') == std::string::npos);
@@ -171,10 +172,10 @@ TEST_CASE("string values across lines are what YAML and the lexer make of them")
     REQUIRE(literal);
     return literal->value;
   };
-  CHECK(value_of("comm == \"a\n  b\"") == "a b");            // plain: the break folds to a space
-  CHECK(value_of("comm == \"a\n\n  b\"") == "a\nb");         // a blank line is a line break
-  CHECK(value_of("|\n  comm == \"ba\n  sh\"") == "ba\nsh");   // block: the break is kept
+  CHECK(value_of("comm == \"a\n  b\"") == "a b");               // plain: the break folds to a space
+  CHECK(value_of("comm == \"a\n\n  b\"") == "a\nb");            // a blank line is a line break
+  CHECK(value_of("|\n  comm == \"ba\n  sh\"") == "ba\nsh");     // block: the break is kept
   CHECK(value_of("|\n  comm == \"ba\\\n     sh\"") == "bash");  // a line continuation
-  CHECK(value_of("'comm == \"x''\n   y\"'") == "x' y");      // single-quoted YAML
-  CHECK(value_of("\"comm == 'a\\\n   b'\"") == "ab");         // a YAML escaped line break
+  CHECK(value_of("'comm == \"x''\n   y\"'") == "x' y");         // single-quoted YAML
+  CHECK(value_of("\"comm == 'a\\\n   b'\"") == "ab");           // a YAML escaped line break
 }

@@ -60,7 +60,8 @@ void check_diagnostic(const Diagnostic& diag, std::string_view text) {
       line_start = i + 1;
     }
   }
-  if (diag.loc.line < 0 || line != diag.loc.line) fail("diagnostic line outside the file", rendered);
+  if (diag.loc.line < 0 || line != diag.loc.line)
+    fail("diagnostic line outside the file", rendered);
   size_t line_end = text.find('\n', line_start);
   size_t length = (line_end == text.npos ? text.size() : line_end) - line_start;
   if (diag.loc.col < 1 || static_cast<size_t>(diag.loc.col) > length + 1)

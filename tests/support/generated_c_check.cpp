@@ -9,14 +9,88 @@
 namespace bpfql::testing {
 namespace {
 
-// Helpers and keywords a query must never be able to reach: memory writes outside our own maps,
-// signals, changing a function's return, tail calls into other programs, inline assembly.
-constexpr std::array<std::string_view, 14> kForbidden = {
-    "bpf_probe_write_user", "bpf_send_signal",  "bpf_send_signal_thread", "bpf_override_return",
-    "bpf_sys_bpf",          "bpf_sys_close",    "bpf_set_retval",         "bpf_tail_call",
-    "bpf_skb_store_bytes",  "bpf_copy_from_user_task", "asm",             "__asm__",
-    "__asm",                "bpf_kallsyms_lookup_name",
+// What generated C may call: C's own words, BCC's macros, bpfql's generated functions (qN_*,
+// bpfql_*), and BPF helpers that read (the task, the time, memory through probe_read, stacks) or
+// write only to the program's own maps and buffers. Anything else, and above all the helpers that
+// write user memory, send signals, override return values or tail-call, is an injection (or a
+// new helper that needs a security review before it is added here).
+constexpr std::array<std::string_view, 40> kAllowedCalls = {
+    "if",
+    "for",
+    "while",
+    "switch",
+    "return",
+    "sizeof",
+    "__attribute__",
+    "aligned",
+    "packed",
+    "_Static_assert",
+    "bpf_get_current_comm",
+    "bpf_get_current_pid_tgid",
+    "bpf_get_current_uid_gid",
+    "bpf_get_current_cgroup_id",
+    "bpf_get_current_task",
+    "bpf_get_current_task_btf",
+    "bpf_get_smp_processor_id",
+    "bpf_ktime_get_ns",
+    "bpf_ktime_get_boot_ns",
+    "bpf_probe_read",
+    "bpf_probe_read_str",
+    "bpf_probe_read_user",
+    "bpf_probe_read_user_str",
+    "bpf_probe_read_kernel",
+    "bpf_probe_read_kernel_str",
+    "bpf_usdt_readarg",
+    "bpf_usdt_readarg_p",
+    "bpf_get_stackid",
+    "bpf_get_stack",
+    "bpf_perf_event_output",
+    "bpf_ringbuf_output",
+    "bpf_ringbuf_reserve",
+    "bpf_ringbuf_submit",
+    "bpf_ringbuf_discard",
+    "bpf_get_ns_current_pid_tgid",
+    "bpf_get_func_ip",
+    "bpf_get_attach_cookie",
+    "bpf_get_prandom_u32",
+    "bpf_map_lookup_elem",
+    "bpf_map_update_elem",
 };
+constexpr std::array<std::string_view, 4> kAllowedPrefixes = {"bpfql_", "BPF_", "PT_REGS_",
+                                                              "__builtin_"};
+// BCC's map methods (`q0_vals.lookup(&key)`): on the program's own maps only.
+constexpr std::array<std::string_view, 17> kAllowedMethods = {
+    "lookup",
+    "lookup_or_init",
+    "lookup_or_try_init",
+    "update",
+    "insert",
+    "delete",
+    "increment",
+    "atomic_increment",
+    "perf_submit",
+    "ringbuf_output",
+    "ringbuf_reserve",
+    "ringbuf_submit",
+    "ringbuf_discard",
+    "get_stackid",
+    "push",
+    "peek",
+    "task_storage_get",  // a span's begin time in the thread's own storage slot
+};
+
+template <size_t N>
+bool listed(const std::array<std::string_view, N>& list, std::string_view name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+// A function bpfql generates for query N: q0_p0, q12_drop, ...
+bool query_function(std::string_view name) {
+  size_t i = 1;
+  if (name.empty() || name[0] != 'q') return false;
+  while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;
+  return i > 1 && i < name.size() && name[i] == '_';
+}
 
 bool ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
@@ -33,12 +107,15 @@ class Scanner {
   }
 
  private:
-  std::string at(const std::string& what) const { return "line " + std::to_string(line_) + ": " + what; }
+  std::string at(const std::string& what) const {
+    return "line " + std::to_string(line_) + ": " + what;
+  }
 
   void step() {
     char ch = c_[i_];
     if (ch != '\n' && (ch < 0x20 || ch > 0x7e)) {
-      problem_ = at("byte " + std::to_string(static_cast<unsigned char>(ch)) + " is not printable ASCII");
+      problem_ =
+          at("byte " + std::to_string(static_cast<unsigned char>(ch)) + " is not printable ASCII");
       return;
     }
     if (ch == '\n') {
@@ -71,9 +148,8 @@ class Scanner {
     size_t end = c_.find('\n', i_);
     std::string_view text = c_.substr(i_, end == c_.npos ? c_.npos : end - i_);
     bool include = first_on_line && text.starts_with("#include <") && text.ends_with(">") &&
-                   std::all_of(text.begin() + 10, text.end() - 1, [](char c) {
-                     return ident_char(c) || c == '/' || c == '.';
-                   });
+                   std::all_of(text.begin() + 10, text.end() - 1,
+                               [](char c) { return ident_char(c) || c == '/' || c == '.'; });
     if (!include) problem_ = at("preprocessor line '" + std::string(text) + "'");
     i_ += text.size();
   }
@@ -111,7 +187,8 @@ class Scanner {
         char e = c_[j + 1];
         if (e == 'x') {
           size_t k = j + 2;
-          while (k < c_.size() && k < j + 4 && std::isxdigit(static_cast<unsigned char>(c_[k]))) ++k;
+          while (k < c_.size() && k < j + 4 && std::isxdigit(static_cast<unsigned char>(c_[k])))
+            ++k;
           if (k != j + 4) {
             problem_ = at(std::string("bad \\x escape in a ") + what);
             return;
@@ -139,8 +216,8 @@ class Scanner {
     i_ = j + 1;
   }
 
-  // A forbidden name is one that is called: `name (`, not a member (`.name`, `->name`) that
-  // happens to be spelled like a helper.
+  // A name that is called (`name (`) must be on the lists above; a member (`x.name`) is a map
+  // method; other names (members, variables, types) are not calls and may be anything.
   void identifier() {
     size_t j = i_;
     while (j < c_.size() && ident_char(c_[j])) ++j;
@@ -148,9 +225,15 @@ class Scanner {
     bool member = (i_ >= 1 && c_[i_ - 1] == '.') || (i_ >= 2 && c_.substr(i_ - 2, 2) == "->");
     size_t next = c_.find_first_not_of(' ', j);
     bool called = next != c_.npos && c_[next] == '(';
-    if (called && !member &&
-        std::find(kForbidden.begin(), kForbidden.end(), name) != kForbidden.end())
-      problem_ = at("call of forbidden '" + std::string(name) + "'");
+    bool allowed = member
+                       ? listed(kAllowedMethods, name)
+                       : listed(kAllowedCalls, name) || query_function(name) ||
+                             std::any_of(kAllowedPrefixes.begin(), kAllowedPrefixes.end(),
+                                         [&](std::string_view p) { return name.starts_with(p); });
+    if (name == "asm" || name == "__asm__" || name == "__asm")
+      problem_ = at("inline assembly");
+    else if (called && !allowed)
+      problem_ = at("call of '" + std::string(name) + "', which generated code must not call");
     i_ = j;
   }
 
