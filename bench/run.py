@@ -12,10 +12,12 @@ import json
 import os
 import platform
 import re
+import shutil
 import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -94,6 +96,7 @@ class Config:
     overhead: bool
     out: str
     xlated_dir: str
+    cache_root: str = ""   # BPFQL_CACHE_DIR of every bpfql run: warm/ (primed), cold-N/ (empty)
 
 
 # --------------------------------------------------------------------------------------------
@@ -257,8 +260,9 @@ class Tracer:
     kernel reports `probes` programs attached and `ready` appears on its output, stopped with
     SIGINT. Records the times of each step."""
 
-    def __init__(self, label, argv, ready, probes):
+    def __init__(self, label, argv, ready, probes, env=None):
         self.label, self.argv, self.ready, self.probes = label, argv, re.compile(ready), probes
+        self.env = env
         self.out, self.err = [], []
         self.t_line = self.t_attached = self.t_exit = self.t_detached = None
         self.rusage = None
@@ -269,7 +273,8 @@ class Tracer:
         argv = (["chrt", "-f", str(fifo)] if fifo > 0 else []) + self.argv
         self.t_spawn = time.monotonic()
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, cwd=BENCH)
+                                     stderr=subprocess.PIPE, cwd=BENCH,
+                                     env=dict(os.environ, **self.env) if self.env else None)
         self.pid = self.proc.pid
         self.readers = [threading.Thread(target=self._read, args=(s, b), daemon=True)
                         for s, b in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))]
@@ -384,9 +389,25 @@ def bpftrace_tracer(cfg, name, tracepoints):
                   len(tracepoints))
 
 
-def bpfql_tracer(cfg, name, tracepoints, fmt="json"):
+def bpfql_cache_env(cfg, cache):
+    """bpfql's program cache (runtime/program_cache.h): "warm" shares one directory that
+    prime_bpfql_cache filled; "cold" gets a new empty one, so the run compiles with libbcc."""
+    if cache == "warm":
+        return {"BPFQL_CACHE_DIR": os.path.join(cfg.cache_root, "warm")}
+    return {"BPFQL_CACHE_DIR": tempfile.mkdtemp(prefix="cold-", dir=cfg.cache_root)}
+
+
+def bpfql_tracer(cfg, name, tracepoints, fmt="json", cache="warm"):
     return Tracer("bpfql", [cfg.bpfql, "run", "-f", fmt, f"queries/{name}.yml"], r"^Tracing",
-                  len(tracepoints))
+                  len(tracepoints), env=bpfql_cache_env(cfg, cache))
+
+
+def prime_bpfql_cache(cfg, names):
+    """Runs each query once (stop_after 100 ms) so that the warm cache has its program."""
+    for name in names:
+        subprocess.run([cfg.bpfql, "run", "-f", "json", "--stop-after", "100ms",
+                        f"queries/{name}.yml"], cwd=BENCH, capture_output=True, timeout=120,
+                       env=dict(os.environ, **bpfql_cache_env(cfg, "warm")))
 
 
 def mode_tracer(cfg, query, mode):
@@ -623,6 +644,10 @@ def lifecycle(cfg, make_tracer, steady_after=2.0):
         "line_ms": tracer.ms(tracer.t_spawn, tracer.t_line),
         "steady_mb": steady_kb / 1024.0 if steady_kb else None,
         "peak_mb": peak_kb / 1024.0,
+        "hwm_mb": hwm_kb / 1024.0,   # the tracer process alone
+        # wait4's ru_maxrss: the largest of the process and the children it reaped (bpfql's
+        # compile child on a cold start)
+        "maxrss_mb": tracer.rusage.ru_maxrss / 1024.0 if tracer.rusage else None,
         "sigint_exit_ms": tracer.ms(tracer.t_sigint, tracer.t_exit),
         "sigint_detached_ms": tracer.ms(tracer.t_sigint, tracer.t_detached),
     }
@@ -676,12 +701,16 @@ def extras_tools(cfg):
         "start_1tp": {
             "bcc": lambda: bcc_tracer(cfg, "count_by_comm", one, dump=20),
             "bpftrace": lambda: bpftrace_tracer(cfg, "count_by_comm", one),
+            "bpfql_cold": lambda: bpfql_tracer(cfg, "count_by_comm", one, fmt="table",
+                                               cache="cold"),
             "bpfql": lambda: bpfql_tracer(cfg, "count_by_comm", one, fmt="table"),
         },
         "start_10tp": {
             "bcc": lambda: bcc_tracer(cfg, "count_by_comm_multi", TEN_TRACEPOINTS,
                                       function="count_comm", dump=20),
             "bpftrace": lambda: bpftrace_tracer(cfg, "count_by_comm_10tp", TEN_TRACEPOINTS),
+            "bpfql_cold": lambda: bpfql_tracer(cfg, "count_by_comm_10tp", TEN_TRACEPOINTS,
+                                               fmt="table", cache="cold"),
             "bpfql": lambda: bpfql_tracer(cfg, "count_by_comm_10tp", TEN_TRACEPOINTS,
                                           fmt="table"),
         },
@@ -703,6 +732,10 @@ def run_extras(cfg, log):
     if "bpfql" not in cfg.modes:
         for group in tools.values():
             group.pop("bpfql", None)
+            group.pop("bpfql_cold", None)
+    else:
+        prime_bpfql_cache(cfg, ["count_by_comm", "count_by_comm_10tp", "count_by_comm_interval",
+                                "count_by_offset"])
     runs = {group: {tool: [] for tool in members} for group, members in tools.items()}
     problems = []
 
@@ -816,23 +849,36 @@ def extras_table(runs):
         return extra_median(runs, group, tool, key)
 
     def row(label, group, key, digits, target_text="", check=None):
-        cells = [fmt(m(group, tool, key), digits) for tool in ("bcc", "bpftrace", "bpfql")]
+        cells = [fmt(m(group, tool, key), digits)
+                 for tool in ("bcc", "bpftrace", "bpfql_cold", "bpfql")]
         result = check() if check else ""
         return f"| {label} | " + " | ".join(cells) + f" | {target_text} | {result} |"
 
-    start_ratio = ratio(m("start_1tp", "bpfql", "attached_ms"),
-                        m("start_1tp", "bpftrace", "attached_ms"))
-    peak_q, peak_t = m("start_1tp", "bpfql", "peak_mb"), m("start_1tp", "bpftrace", "peak_mb")
+    def start_ratio(tool):
+        r = ratio(m("start_1tp", tool, "attached_ms"), m("start_1tp", "bpftrace", "attached_ms"))
+        return f"{fmt(r, 2)} {verdict(r, TARGETS['start_ratio'])}"
+
+    def rss_verdict(key):
+        q, t = m("start_1tp", "bpfql", key), m("start_1tp", "bpftrace", key)
+        qc = m("start_1tp", "bpfql_cold", key)
+        if not (q and t):
+            return "—"
+        return (f"warm {verdict(ratio(q, t), 1.0)}" +
+                (f", cold {verdict(ratio(qc, t), 1.0)}" if qc else ""))
+
     lines = [
-        "| measure | BCC (C++ runner) | bpftrace | bpfql | target | result |",
-        "|---|---|---|---|---|---|",
+        "| measure | BCC (C++ runner) | bpftrace | bpfql, cold cache | bpfql, warm cache "
+        "| target | result |",
+        "|---|---|---|---|---|---|---|",
         row("start → attached, 1 tracepoint (ms)", "start_1tp", "attached_ms", 0,
             "bpfql/bpftrace ≤ 1.0",
-            lambda: f"{fmt(start_ratio, 2)} {verdict(start_ratio, TARGETS['start_ratio'])}"),
+            lambda: f"warm {start_ratio('bpfql')}; cold {start_ratio('bpfql_cold')}"),
         row("start → \"Tracing\"/\"Attaching\" line (ms)", "start_1tp", "line_ms", 0),
         row("start → attached, 10 tracepoints (ms)", "start_10tp", "attached_ms", 0),
-        row("peak RSS, 1 tracepoint (MB)", "start_1tp", "peak_mb", 1, "≤ bpftrace's",
-            lambda: verdict(ratio(peak_q, peak_t), 1.0) if peak_q and peak_t else "—"),
+        row("peak RSS of the process, 1 tracepoint (MB, VmHWM)", "start_1tp", "hwm_mb", 1,
+            "≤ bpftrace's", lambda: rss_verdict("hwm_mb")),
+        row("peak RSS incl. reaped children (MB, ru_maxrss)", "start_1tp", "maxrss_mb", 1,
+            "", lambda: rss_verdict("maxrss_mb")),
         row("steady RSS after 2 s (MB)", "start_1tp", "steady_mb", 1),
         row("SIGINT → exit, 1 tracepoint (ms)", "start_1tp", "sigint_exit_ms", 0),
         row("SIGINT → probes detached, 1 tracepoint (ms)", "start_1tp", "sigint_detached_ms", 0),
@@ -960,7 +1006,8 @@ def make_config(args):
         queries = [q for q in QUERIES if q.id in wanted]
     modes = [m for m in MODES if m in args.modes.split(",")]
     return Config(
-        bpfql=args.bpfql or find_binary(build, ["bpfql"]),
+        cache_root=tempfile.mkdtemp(prefix="bpfql-bench-cache-"),   # 0700, root's
+        bpfql=os.path.abspath(args.bpfql) if args.bpfql else find_binary(build, ["bpfql"]),
         workload=find_binary(build, ["bench/bench_workload"]),
         baseline=find_binary(build, ["bench/bench_baseline"]),
         bpftrace=args.bpftrace, rounds=args.rounds, calls=args.calls, cpu=args.cpu,
@@ -998,8 +1045,11 @@ def main():
     env_start = environment(cfg)
     log(f"bpfql benchmarks: load {env_start['load']}, {cfg.rounds} round(s), "
         f"{cfg.calls:,} calls, workload on CPU {cfg.cpu}")
-    overhead = run_overhead(cfg, log) if cfg.overhead else None
-    extras = run_extras(cfg, log) if cfg.extras else None
+    try:
+        overhead = run_overhead(cfg, log) if cfg.overhead else None
+        extras = run_extras(cfg, log) if cfg.extras else None
+    finally:
+        shutil.rmtree(cfg.cache_root, ignore_errors=True)
     text = report(cfg, env_start, environment(cfg), overhead, extras)
     print(text)
     os.makedirs(os.path.dirname(os.path.abspath(cfg.out)), exist_ok=True)

@@ -1,39 +1,78 @@
 #include "cli/commands.h"
 
+#include <expected>
 #include <iostream>
 
 #include <fmt/format.h>
 
+#include "compiler/histogram_sums.h"
 #include "runtime/loader.h"
 #include "runtime/probe_support.h"
 #include "runtime/process_watch.h"
+#include "runtime/serve/serve.h"
 #include "runtime/tracefs_catalog.h"
 
 namespace bpfql {
 
-int command_run(const PipelineInput& input, const RunOptions& options) {
+namespace {
+
+// What run and serve do before loading: privileges, the --pid process, tracefs, the compiler and
+// the probes this machine offers. Returns the Plan or the exit status.
+std::expected<Plan, int> plan_for_kernel(const PipelineInput& input) {
   // Before the catalog, whose "permission denied reading tracefs" would hide the real reason.
   if (auto problem = check_privileges()) {
     std::cerr << "bpfql: " << *problem << "\n";
-    return 1;
+    return std::unexpected(1);
   }
   if (input.options.pid)
     if (std::string missing = missing_process(*input.options.pid); !missing.empty()) {
       std::cerr << "bpfql: " << missing << "\n";
-      return 1;
+      return std::unexpected(1);
     }
   TracefsCatalog catalog;
   if (!catalog.tracefs_problem().empty()) {
     std::cerr << "bpfql: " << catalog.tracefs_problem() << "\n";
-    return 1;
+    return std::unexpected(1);
   }
   auto plan = compile_queries(input, catalog);
-  if (!plan) return 2;
+  if (!plan) return std::unexpected(2);
   if (std::string why = unavailable_probes(*plan, catalog); !why.empty()) {
     std::cerr << "bpfql: " << why << "\n";
+    return std::unexpected(1);
+  }
+  return std::move(*plan);
+}
+
+// serve exports aggregates; a query that streams one row per event has nothing to export.
+std::optional<Diagnostic> exportable(const CheckedQuery& q) {
+  if (!q.streaming()) return std::nullopt;
+  return Diagnostic{q.stream.front().loc,
+                    fmt::format("query '{}' streams one row per event (its select has no "
+                                "aggregate), which serve cannot export as metrics; use `bpfql run` "
+                                "for it, or aggregate it (count(), sum(E), hist(E) with group_by)",
+                                q.name)};
+}
+
+}  // namespace
+
+int command_run(const PipelineInput& input, const RunOptions& options) {
+  auto plan = plan_for_kernel(input);
+  if (!plan) return plan.error();
+  return run_plan(*plan, options);
+}
+
+int command_serve(PipelineInput input, const ListenAddress& listen, const RunOptions& options) {
+  input.require = exportable;
+  input.adjust = add_histogram_sums;
+  auto plan = plan_for_kernel(input);
+  if (!plan) return plan.error();
+  prepare_serve_plan(*plan);
+  auto exporter = HttpExporter::bind(listen);
+  if (!exporter) {
+    std::cerr << "bpfql: " << exporter.error() << "\n";
     return 1;
   }
-  return run_plan(*plan, options);
+  return serve_plan(*plan, **exporter, options);
 }
 
 int command_check(const PipelineInput& input) {
@@ -42,10 +81,13 @@ int command_check(const PipelineInput& input) {
     std::cerr << "bpfql: warning: " << catalog.tracefs_problem() << "\n";
   auto program = check_queries(input, catalog);
   if (!program) return 2;
-  for (const auto& query : program->queries)
-    std::cout << fmt::format("{}: ok ({} probe{}, {})\n", query.name, query.probes.size(),
-                             query.probes.size() == 1 ? "" : "s",
+  for (const auto& query : program->queries) {
+    // A span attaches its begin probes as well as its end probes.
+    size_t probes = query.probes.size() + (query.span ? query.span->begin.size() : 0);
+    std::cout << fmt::format("{}: ok ({} probe{}{}, {})\n", query.name, probes,
+                             probes == 1 ? "" : "s", query.span ? ": a span" : "",
                              query.streaming() ? "streams events" : "aggregates in the kernel");
+  }
   return 0;
 }
 

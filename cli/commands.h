@@ -6,11 +6,15 @@
 #include <vector>
 
 #include "cli/pipeline.h"
+#include "runtime/serve/http_exporter.h"
 #include "runtime/session.h"
 
 namespace bpfql {
 
 int command_run(const PipelineInput& input, const RunOptions& options);
+// Runs the queries as a Prometheus exporter on `listen` (runtime/serve/serve.h); a streaming
+// query is a query error (2), an address it cannot listen on a runtime failure (1).
+int command_serve(PipelineInput input, const ListenAddress& listen, const RunOptions& options);
 int command_check(const PipelineInput& input);
 int command_compile(const PipelineInput& input);
 // kind: "queries", "tracepoints" or "probes" (probes: PATTERN is a binary).

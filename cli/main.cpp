@@ -17,6 +17,7 @@ constexpr const char* kExamples = R"(Examples:
   bpfql run opens.yml -p target=nginx      set a query parameter
   bpfql check q.yml                        type-check without loading anything
   bpfql compile q.yml                      print the generated BPF C
+  bpfql serve q.yml --listen :9435         export the queries as Prometheus metrics (/metrics)
   bpfql list queries                       the query library with descriptions
   bpfql list tracepoints 'syscalls:*open*' kernel tracepoints with their fields
 
@@ -39,8 +40,10 @@ struct Args {
   std::string format = "table";
   std::string output;
   bool verbose = false;
+  bool no_cache = false;
   std::string list_kind = "queries";
   std::string list_pattern;
+  std::string listen = "127.0.0.1:9435";
 };
 
 // Turns -p/--interval/--stop-after/--pid into pipeline input; false (after a message) on error.
@@ -92,7 +95,7 @@ void add_query_options(CLI::App* cmd, Args& args) {
 
 // `bpfql FILE...` means `bpfql run FILE...`.
 std::vector<std::string> with_default_command(int argc, char** argv) {
-  static const std::set<std::string> commands = {"run", "check", "compile", "list", "help"};
+  static const std::set<std::string> commands = {"run", "check", "compile", "list", "serve", "help"};
   std::vector<std::string> words(argv + 1, argv + argc);
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];
@@ -122,6 +125,36 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"table", "json", "csv", "folded"}));
   run->add_option("-o,--output", args.output, "Write the output to FILE");
   run->add_flag("-v,--verbose", args.verbose, "Show libbcc's compiler output and the verifier log");
+  run->add_flag("--no-cache", args.no_cache,
+                "Compile with libbcc even if the program cache (/var/cache/bpfql) has the program");
+
+  auto* serve = app.add_subcommand(
+      "serve", "Run continuously as a Prometheus exporter: GET /metrics on --listen");
+  serve->add_option("files", args.files, "Query files or library names (aggregating queries)")
+      ->required();
+  add_query_options(serve, args);
+  serve->get_option("--interval")->description("Refresh the metrics every D (default: the "
+                                               "queries' interval, else 1s)");
+  serve->get_option("--stop-after")->description("Exit after D (default: run until SIGINT/SIGTERM)");
+  serve->add_option("--listen", args.listen, "HOST:PORT to serve /metrics on")
+      ->capture_default_str();
+  serve->add_flag("-v,--verbose", args.verbose, "Show libbcc's compiler output and the verifier log");
+  serve->footer(R"(Metrics: count() and sum() are counters, min/max/avg gauges, stats(E) gives _count and
+_sum counters and an _avg gauge, hist/lhist/percentile are histograms with _sum and _count
+(le = the bucket's highest integer). Names: bpfql_<query>_<alias or item text>; group_by
+keys are labels. Maps are never cleared while serving, so counters only grow. Streaming
+queries cannot be served.
+
+Example:
+  # reads.yml
+  name: read-bytes
+  probe: tracepoint:syscalls:sys_exit_read
+  where: retval > 0
+  select: [count() as reads, sum(retval) as bytes, hist(retval) as size]
+  group_by: comm
+
+  bpfql serve reads.yml --listen 127.0.0.1:9435 --interval 5s
+  curl -s 127.0.0.1:9435/metrics | grep bpfql_read_bytes_bytes)");
 
   auto* check = app.add_subcommand("check", "Parse and type-check; loads nothing");
   check->add_option("files", args.files, "Query files or library names")->required();
@@ -154,15 +187,27 @@ int main(int argc, char** argv) {
 
   try {
     bpfql::PipelineInput input;
-    if (run->parsed() || check->parsed() || compile->parsed())
+    if (run->parsed() || check->parsed() || compile->parsed() || serve->parsed())
       if (!to_input(args, input)) return 2;
     if (run->parsed()) {
       bpfql::RunOptions options;
       options.output_path = args.output;
       options.verbose = args.verbose;
       options.drop_privileges = true;
+      options.use_cache = !args.no_cache;
       if (!to_format(args.format, options.format)) return 2;
       return bpfql::command_run(input, options);
+    }
+    if (serve->parsed()) {
+      auto listen = bpfql::parse_listen(args.listen);
+      if (!listen) {
+        std::cerr << "bpfql: " << listen.error() << "\n";
+        return 2;
+      }
+      bpfql::RunOptions options;
+      options.verbose = args.verbose;
+      options.drop_privileges = true;
+      return bpfql::command_serve(input, *listen, options);
     }
     if (check->parsed()) return bpfql::command_check(input);
     if (compile->parsed()) {

@@ -72,6 +72,12 @@ std::optional<CheckedProgram> check_queries(const PipelineInput& input, const Ke
       return std::nullopt;
     }
     for (auto& query : program->queries) {
+      if (input.require)
+        if (auto problem = input.require(query)) {
+          report(*problem, texts);
+          return std::nullopt;
+        }
+      if (input.adjust) input.adjust(query);
       if (!names.insert(query.name).second) {
         report(Diagnostic{query.loc, fmt::format("a query named '{}' is already loaded from another "
                                                  "file; rename one with `name:`",

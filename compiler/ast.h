@@ -107,4 +107,7 @@ struct SelectItem {
   std::string name() const { return alias ? *alias : expr->text; }
 };
 
+// A deep copy, types and positions included (for an item the compiler adds next to the user's).
+ExprPtr clone_expr(const Expr& e);
+
 }  // namespace bpfql

@@ -23,7 +23,9 @@ inline constexpr uint32_t kStackBudget = 256;
 inline constexpr uint32_t kMaxMapKey = 512;
 // Histograms with keys: entries per map at most (allocated on use, BPF_F_NO_PREALLOC).
 inline constexpr uint64_t kMaxHistEntries = 1000000;
-inline constexpr uint32_t kStackTraceEntries = 1024;
+// Distinct stacks a query can hold between two prints (a print frees those it read); as
+// bpftrace's default.
+inline constexpr uint32_t kStackTraceEntries = 4096;
 
 struct ProgramState {
   std::set<CHelper> helpers;

@@ -190,23 +190,9 @@ std::string attach_usdt(int prog, const PlanAttach& a, size_t index, Attachments
   return "";
 }
 
-bpf_prog_type program_type(ProbeKind kind) {
-  switch (kind) {
-    case ProbeKind::Tracepoint:
-      return BPF_PROG_TYPE_TRACEPOINT;
-    case ProbeKind::Profile:
-    case ProbeKind::Software:
-    case ProbeKind::Hardware:
-      return BPF_PROG_TYPE_PERF_EVENT;
-    default:
-      return BPF_PROG_TYPE_KPROBE;
-  }
-}
-
-std::string attach_one(ebpf::BPF& bpf, const PlanAttach& a, size_t index, Attachments& out) {
-  int prog = -1;
-  auto st = bpf.load_func(a.function, program_type(a.kind), prog);  // loaded by the loader
-  if (!st.ok()) return st.msg();
+std::string attach_one(const BpfObject& bpf, const PlanAttach& a, size_t index, Attachments& out) {
+  int prog = bpf.program_fd(a.function);  // loaded (and verified) by the loader
+  if (prog < 0) return "its function " + a.function + " was not loaded";
   switch (a.kind) {
     case ProbeKind::Tracepoint:
       return attach_tracepoint(prog, a, out);
@@ -228,7 +214,7 @@ std::string attach_one(ebpf::BPF& bpf, const PlanAttach& a, size_t index, Attach
 
 }  // namespace
 
-AttachResult attach_all(ebpf::BPF& bpf, const Plan& plan, Attachments& out) {
+AttachResult attach_all(const BpfObject& bpf, const Plan& plan, Attachments& out) {
   AttachResult r;
   StderrCapture capture;
   size_t index = 0;

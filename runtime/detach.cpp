@@ -1,44 +1,57 @@
 // Detaching through a helper process that holds the last references (see detach.h).
 #include "runtime/detach.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace bpfql {
 namespace {
 
-// Whether fd is a perf event (readlink of /proc/self/fd/N says "anon_inode:[perf_event]").
-// Built by hand: snprintf is not async-signal-safe.
+// Whether fd is a perf event (its /proc/self/fd link says "anon_inode:[perf_event]").
 bool is_perf_event(int fd) {
-  char path[32] = "/proc/self/fd/";
-  char digits[12];
-  int n = 0;
-  do {
-    digits[n++] = static_cast<char>('0' + fd % 10);
-    fd /= 10;
-  } while (fd > 0);
-  size_t at = 14;
-  while (n > 0) path[at++] = digits[--n];
-  path[at] = '\0';
   char target[64];
-  ssize_t len = readlink(path, target, sizeof target - 1);
+  std::string link = "/proc/self/fd/" + std::to_string(fd);
+  ssize_t len = readlink(link.c_str(), target, sizeof target - 1);
   if (len < 0) return false;
-  target[len] = '\0';
-  const char want[] = "anon_inode:[perf_event]";
-  for (size_t i = 0; i < sizeof want; ++i)
-    if (target[i] != want[i]) return false;
-  return true;
+  return std::string_view(target, static_cast<size_t>(len)) == "anon_inode:[perf_event]";
 }
 
-// In the grandchild: only async-signal-safe calls (the parent may have had other threads).
-// Keeps the perf event fds, closes everything else (nobody waiting on bpfql's pipes, sockets or
-// files must wait for this process too), then waits for the session to let go.
-[[noreturn]] void hold_until_parent_done(int release_fd, int max_fd) {
+// The perf event fds open in this process (attached probes, and perf buffers, whose close can
+// wait for the kernel too), ascending. Read from the list of open fds (tens of entries), before
+// the fork: the holder then closes the rest with close_range instead of probing every number.
+std::vector<int> open_perf_events(const Attachments& probes) {
+  std::vector<int> fds;
+  if (DIR* dir = opendir("/proc/self/fd")) {
+    int own = dirfd(dir);
+    while (dirent* e = readdir(dir)) {
+      if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+      int fd = std::atoi(e->d_name);
+      if (fd > STDERR_FILENO && fd != own && is_perf_event(fd)) fds.push_back(fd);
+    }
+    closedir(dir);
+  } else {
+    for (const auto& p : probes.owned()) fds.push_back(p.fd);  // at least the probes
+  }
+  std::sort(fds.begin(), fds.end());
+  fds.erase(std::unique(fds.begin(), fds.end()), fds.end());
+  return fds;
+}
+
+// In the child: only async-signal-safe calls (the parent may have had other threads).
+// Keeps `keep` (ascending, the perf events and the release pipe), closes every other fd (nobody
+// waiting on bpfql's pipes, sockets or files must wait for this process too), then waits for
+// the session to let go.
+[[noreturn]] void hold_until_parent_done(int release_fd, const int* keep, size_t nkeep) {
   if (chdir("/") != 0) {
   }
   int null_fd = open("/dev/null", O_RDWR);
@@ -47,8 +60,13 @@ bool is_perf_event(int fd) {
     dup2(null_fd, STDOUT_FILENO);
     dup2(null_fd, STDERR_FILENO);
   }
-  for (int fd = 3; fd < max_fd; ++fd)
-    if (fd != release_fd && !is_perf_event(fd)) close(fd);
+  unsigned from = STDERR_FILENO + 1;
+  for (size_t i = 0; i < nkeep; ++i) {
+    unsigned k = static_cast<unsigned>(keep[i]);
+    if (k > from) close_range(from, k - 1, 0);
+    if (k + 1 > from) from = k + 1;
+  }
+  close_range(from, ~0U, 0);
   char c;
   while (read(release_fd, &c, 1) > 0) {
   }
@@ -68,14 +86,14 @@ void reap_finished_holders() {
 }
 
 // Forks a holder child that keeps this process's perf event fds until `*release` is closed.
-// One fork (not a double fork: each copies the page tables of a ~120 MB process, and that is
-// most of what a detach costs). Returns false when it could not.
-bool spawn_holder(int* release) {
+// One fork (not a double fork: each copies the page tables of the session's process, and that
+// is most of what a detach costs). Returns false when it could not.
+bool spawn_holder(const Attachments& probes, int* release) {
   reap_finished_holders();
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return false;
-  long max_fd = sysconf(_SC_OPEN_MAX);
-  if (max_fd < 0 || max_fd > 65536) max_fd = 65536;
+  std::vector<int> keep = open_perf_events(probes);
+  keep.insert(std::upper_bound(keep.begin(), keep.end(), pipe_fds[0]), pipe_fds[0]);
   pid_t child = fork();
   if (child < 0) {
     close(pipe_fds[0]);
@@ -84,8 +102,7 @@ bool spawn_holder(int* release) {
   }
   if (child == 0) {
     setsid();  // out of the terminal's process group: a second Ctrl-C does not reach it
-    close(pipe_fds[1]);
-    hold_until_parent_done(pipe_fds[0], static_cast<int>(max_fd));
+    hold_until_parent_done(pipe_fds[0], keep.data(), keep.size());
   }
   close(pipe_fds[0]);
   holders().push_back(child);
@@ -95,12 +112,12 @@ bool spawn_holder(int* release) {
 
 }  // namespace
 
-void detach_all(std::unique_ptr<ebpf::BPF> bpf, Attachments& probes, bool background) {
+void detach_all(std::unique_ptr<BpfObject> bpf, Attachments& probes, bool background) {
   int release = -1;
-  if (background && probes.fd_only() && spawn_holder(&release)) {
+  if (background && probes.fd_only() && spawn_holder(probes, &release)) {
     for (auto& p : probes.owned()) close(p.fd);  // not the last reference: returns at once
     probes.owned().clear();
-    bpf.reset();  // USDT uprobes and programs: the same, the holder keeps them alive
+    bpf.reset();  // programs and maps: the holder's perf events keep them alive
     close(release);
     return;
   }

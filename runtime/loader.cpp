@@ -1,15 +1,15 @@
-// Host checks, compile, verify (see loader.h).
+// Host checks, compile (in a child, or from the cache), create maps, verify (see loader.h).
 #include "runtime/loader.h"
 
-#include <bcc/bpf_module.h>
 #include <fmt/format.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <filesystem>
-#include <set>
 
+#include "runtime/compile_child.h"
 #include "runtime/process_watch.h"
+#include "runtime/program_cache.h"
 #include "runtime/stderr_capture.h"
 #include "runtime/verifier_log.h"
 
@@ -27,55 +27,30 @@ bool needs_tracefs(const Plan& plan) {
   return false;
 }
 
-bpf_prog_type program_type(ProbeKind kind) {
-  switch (kind) {
-    case ProbeKind::Tracepoint:
-      return BPF_PROG_TYPE_TRACEPOINT;
-    case ProbeKind::Profile:
-    case ProbeKind::Software:
-    case ProbeKind::Hardware:
-      return BPF_PROG_TYPE_PERF_EVENT;
-    default:
-      return BPF_PROG_TYPE_KPROBE;  // kprobes, uprobes and USDT
+// The query that attaches `function` (for the message of a rejection).
+const PlanQuery& query_of(const Plan& plan, const std::string& function) {
+  for (const auto& q : plan.queries)
+    for (const auto& a : q.attaches)
+      if (a.function == function) return q;
+  return plan.queries.front();
+}
+
+// Creates the maps and loads the programs in this process. On a rejection, the message is the
+// one the loader always gave (from libbcc's log on stderr).
+LoadResult load_image(const Plan& plan, const ProgramImage& image) {
+  LoadResult r;
+  StderrCapture capture;
+  auto object = BpfObject::load(image);
+  r.log = without_libbcc_noise(capture.finish());
+  if (object) {
+    r.bpf = std::move(*object);
+  } else if (object.error().function.empty()) {
+    r.error = object.error().message;
+  } else {
+    const auto& [function, reason] = object.error();
+    r.error = verifier_failure_message(query_of(plan, function), function, reason, r.log);
   }
-}
-
-std::string compile_failure(const std::string& log) {
-  std::string errors = log.empty() ? "(libbcc printed nothing)" : log;
-  return fmt::format(
-      "failed to compile the generated BPF program (a bpfql bug; `bpfql compile` prints the "
-      "C):\n{}",
-      errors);
-}
-
-std::string load_failure(const PlanQuery& q, const std::string& function, const std::string& msg,
-                         const std::string& log) {
-  std::string summary = verifier_summary(log);
-  if (summary.empty()) summary = msg;
-  return fmt::format(
-      "the kernel's verifier rejected the program for query {}: {}; run with -v for the whole log",
-      q.name, summary.empty() ? function : summary);
-}
-
-// libbcc prints no verifier log when the kernel says E2BIG (the verifier gave up after 1M
-// instructions): verify the function again in a module of our own, with a log buffer the
-// kernel fills from the end (the tail says where it gave up). Slow (seconds): only for -v.
-std::string reverify_with_log(const Plan& plan, const PlanAttach& a) {
-  if (!usdt_probes(plan).empty()) return "";  // init() prepends USDT readers we cannot rebuild
-  StderrCapture quiet;  // libbcc prints the log too; ours is the one kept
-  ebpf::BPFModule module(0);
-  if (module.load_string(plan.c_source, nullptr, 0) != 0) return "";
-  auto* insns = reinterpret_cast<const bpf_insn*>(module.function_start(a.function));
-  if (insns == nullptr) return "";
-  std::string log(1 << 20, '\0');
-  int fd = module.bcc_func_load(program_type(a.kind), a.function.c_str(), insns,
-                                static_cast<int>(module.function_size(a.function)),
-                                module.license(), module.kern_version(), 1, log.data(),
-                                static_cast<unsigned>(log.size()));
-  if (fd >= 0) close(fd);
-  log.resize(log.find('\0') == std::string::npos ? log.size() : log.find('\0'));
-  return fmt::format("verifier log for {} (its last {} KiB):\n{}\n", a.function,
-                     log.size() / 1024, log);
+  return r;
 }
 
 }  // namespace
@@ -121,37 +96,70 @@ std::vector<ebpf::USDT> usdt_probes(const Plan& plan) {
   return out;
 }
 
-LoadResult load_program(const Plan& plan, bool full_verifier_log) {
-  LoadResult r;
-  auto bpf = std::make_unique<ebpf::BPF>();
-  StderrCapture capture;
-  ebpf::StatusTuple st = bpf->init(plan.c_source, {}, usdt_probes(plan));
-  if (!st.ok()) {
-    r.log = without_libbcc_noise(capture.finish());
-    if (st.msg().find("USDT") != std::string::npos || r.log.find("USDT") != std::string::npos)
-      r.error = fmt::format("cannot set up the USDT probes: {}", st.msg());
-    else
-      r.error = compile_failure(r.log);
+namespace {
+
+// The program cache for one load, and what it did (for -v).
+struct CacheUse {
+  std::optional<ProgramCache> cache;  // nullopt: not used
+  std::string key;
+  std::string log;
+};
+
+CacheUse open_cache(const Plan& plan, bool use_cache) {
+  CacheUse u;
+  if (!use_cache) return u;
+  auto key = program_cache_key(plan);
+  ProgramCache cache;
+  std::string problem = key ? cache.prepare() : key.error();
+  if (!problem.empty()) {
+    u.log = "program cache: not used: " + problem + "\n";
+    return u;
+  }
+  u.cache = cache;
+  u.key = std::move(*key);
+  return u;
+}
+
+// The Plan loaded from the cache, or nullopt (a miss, or an entry the kernel now refuses).
+std::optional<LoadResult> load_cached(const Plan& plan, CacheUse& u) {
+  if (!u.cache) return std::nullopt;
+  std::string path = u.cache->path_for(u.key);
+  auto image = u.cache->load(u.key);
+  if (!image) {
+    u.log += fmt::format("program cache: miss ({})\n", image.error());
+    return std::nullopt;
+  }
+  LoadResult r = load_image(plan, *image);
+  if (r.bpf) {
+    r.log = fmt::format("program cache: hit {} (libbcc not run)\n", path) + r.log;
     return r;
   }
-  // The verifier runs when a function is first loaded: do it for every attached function now, so
-  // a rejection names its query and nothing is attached yet.
-  std::set<std::string> loaded;
-  for (const auto& q : plan.queries) {
-    for (const auto& a : q.attaches) {
-      if (!loaded.insert(a.function).second) continue;
-      int fd = -1;
-      st = bpf->load_func(a.function, program_type(a.kind), fd);
-      if (!st.ok()) {
-        r.log = without_libbcc_noise(capture.finish());
-        r.error = load_failure(q, a.function, st.msg(), r.log);
-        if (full_verifier_log && is_too_complex(r.log)) r.log += reverify_with_log(plan, a);
-        return r;
-      }
-    }
+  // Loaded before on this kernel, refused now: compile again, which says why.
+  u.log += fmt::format("program cache: {} did not load ({}); compiling again\n", path, r.error);
+  u.cache->forget(u.key);
+  return std::nullopt;
+}
+
+}  // namespace
+
+LoadResult load_program(const Plan& plan, bool full_verifier_log, bool use_cache) {
+  CacheUse cache = open_cache(plan, use_cache);
+  if (auto cached = load_cached(plan, cache)) return std::move(*cached);
+  CompileOutcome compiled = compile_in_child(plan, full_verifier_log);
+  if (!compiled.image) {
+    LoadResult r;
+    r.error = std::move(compiled.error);
+    r.log = cache.log + compiled.log;
+    return r;
   }
-  r.log = without_libbcc_noise(capture.finish());
-  r.bpf = std::move(bpf);
+  if (cache.cache) {
+    std::string path = cache.cache->path_for(cache.key);
+    std::string stored = cache.cache->store(*compiled.image, cache.key);
+    cache.log += stored.empty() ? fmt::format("program cache: stored {}\n", path)
+                                : "program cache: " + stored + "\n";
+  }
+  LoadResult r = load_image(plan, *compiled.image);
+  r.log = cache.log + compiled.log + r.log;
   return r;
 }
 

@@ -1,6 +1,8 @@
-// Loading a Plan through libbcc: host checks (root, kernel headers, tracefs), compiling the C
-// (with the USDT probes it uses), and running the verifier on every function the Plan attaches,
-// so that a rejection is reported for its query before anything is attached.
+// Loading a Plan: host checks (root, kernel headers, tracefs), compiling the C with libbcc in a
+// child process (compile_child.h; with the USDT probes it uses) or taking the compiled program
+// from the program cache (program_cache.h), then creating the maps and running the verifier on
+// every function the Plan attaches in this process (bpf_object.h), so that a rejection is
+// reported for its query before anything is attached.
 #pragma once
 
 #include <bcc/BPF.h>
@@ -10,6 +12,7 @@
 #include <string>
 
 #include "compiler/plan.h"
+#include "runtime/bpf_object.h"
 
 namespace bpfql {
 
@@ -22,14 +25,17 @@ std::optional<std::string> check_privileges();
 std::vector<ebpf::USDT> usdt_probes(const Plan& plan);
 
 struct LoadResult {
-  std::unique_ptr<ebpf::BPF> bpf;  // null on failure
+  std::unique_ptr<BpfObject> bpf;  // null on failure
   std::string error;               // on failure: the message for stderr
-  std::string log;                 // libbcc's and LLVM's stderr meanwhile (noise removed)
+  // libbcc's and LLVM's stderr meanwhile (noise removed), and what the program cache did
+  // ("program cache: hit ..." / "miss ..." / "not used: ..."): printed with -v.
+  std::string log;
 };
 
-// Compiles and verifies. Captures stderr meanwhile (returned in `log`). With
-// `full_verifier_log` (-v), a program the verifier gave up on (too complex) is verified again
-// to get the log libbcc does not print in that case.
-LoadResult load_program(const Plan& plan, bool full_verifier_log = false);
+// Compiles (or takes from the cache) and verifies. Captures stderr meanwhile (returned in
+// `log`). With `full_verifier_log` (-v), a program the verifier gave up on (too complex) is
+// verified again to get the log libbcc does not print in that case. Without `use_cache`
+// (--no-cache) the cache is neither read nor written.
+LoadResult load_program(const Plan& plan, bool full_verifier_log = false, bool use_cache = true);
 
 }  // namespace bpfql

@@ -58,16 +58,15 @@ MapReader::~MapReader() {
     if (m.fd >= 0) close(m.fd);
 }
 
-std::string MapReader::open(ebpf::BPF& bpf, const Plan& plan) {
+std::string MapReader::open(const BpfObject& bpf, const Plan& plan) {
   ncpus_ = static_cast<uint32_t>(ebpf::BPFTable::get_possible_cpu_count());
   for (const auto& q : plan.queries) {
     for (const auto& e : expected_maps(q)) {
       if (maps_.count(e.name)) continue;
-      ebpf::BPFTable table = bpf.get_table(e.name);  // holds a dup of the fd while it lives
-      if (table.get_fd() < 0)
-        return fmt::format("query {}: map {} is not in the program", q.name, e.name);
+      int fd = bpf.map_fd(e.name);
+      if (fd < 0) return fmt::format("query {}: map {} is not in the program", q.name, e.name);
       MapHandle h;
-      h.fd = dup(table.get_fd());
+      h.fd = dup(fd);
       bpf_map_info info{};
       uint32_t len = sizeof info;
       if (h.fd < 0 || bpf_obj_get_info(h.fd, &info, &len) != 0) {
@@ -118,6 +117,13 @@ bool batch_read(const MapHandle& map, bool remove, PerCpuEntries& out) {
   std::vector<uint8_t> keys(size_t{chunk} * map.key_size), values(chunk * value_bytes);
   // Hash maps use a u32 bucket cursor, arrays a key: room for either.
   std::vector<uint8_t> cursor(std::max<uint32_t>(map.key_size, 8)), next(cursor.size());
+  // Room for a full map up front: growing by doubling would copy, and fault in fresh pages for,
+  // about twice the final size (the memory is only touched as entries arrive).
+  constexpr size_t kMaxReserve = 64 << 20;
+  if (size_t want = size_t{map.max_entries} * (map.key_size + value_bytes); want <= kMaxReserve) {
+    out.keys.reserve(size_t{map.max_entries} * map.key_size);
+    out.values.reserve(size_t{map.max_entries} * value_bytes);
+  }
   bool first = true;
   for (;;) {
     uint32_t count = chunk;
@@ -223,25 +229,29 @@ PerCpuEntries MapReader::read_array_delta(const MapHandle& map, const std::strin
   return delta;
 }
 
-PerCpuEntries MapReader::read_counters(const std::string& name, bool keep, bool additive) {
+PerCpuEntries MapReader::read_counters(const std::string& name, bool keep, bool additive,
+                                       bool last) {
   const MapHandle* m = find(name);
   if (!m) return {};
   if (!keep && additive && is_array(m->type) && m->value_size % 8 == 0)
     return read_array_delta(*m, name);
-  return read_map(*m, keep);
+  // The last read of a run empties nothing: the maps go with the process, and deleting 100k
+  // hash entries costs about as much as reading them.
+  return read_map(*m, keep || last);
 }
 
-QuerySnapshot MapReader::read(const PlanQuery& q) {
+QuerySnapshot MapReader::read(const PlanQuery& q, bool last) {
   QuerySnapshot s;
   bool additive = std::none_of(q.aggregates.begin(), q.aggregates.end(), [](const PlanAggregate& a) {
     return a.kind == AggKind::Min || a.kind == AggKind::Max;
   });
-  if (find(q.value_map)) s.values = read_counters(q.value_map, q.cumulative, additive);
+  if (find(q.value_map)) s.values = read_counters(q.value_map, q.cumulative, additive, last);
   s.hists.resize(q.aggregates.size());
   for (size_t i = 0; i < q.aggregates.size(); ++i) {
     const auto& a = q.aggregates[i];
     if (!is_histogram(a.kind)) continue;
-    if (find(a.map_name)) s.hists[i] = read_counters(a.map_name, q.cumulative, /*additive=*/true);
+    if (find(a.map_name))
+      s.hists[i] = read_counters(a.map_name, q.cumulative, /*additive=*/true, last);
   }
   s.dropped = read_dropped(q);
   return s;
@@ -258,7 +268,7 @@ std::optional<uint64_t> MapReader::read_lost(const PlanQuery& q) {
 
 uint64_t MapReader::read_dropped(const PlanQuery& q) {
   if (!find(q.dropped_map)) return 0;
-  PerCpuEntries d = read_counters(q.dropped_map, q.cumulative, /*additive=*/true);
+  PerCpuEntries d = read_counters(q.dropped_map, q.cumulative, /*additive=*/true, /*last=*/false);
   uint64_t dropped = 0;
   for (size_t i = 0; i < d.count(); ++i) dropped += sum_percpu_u64(d.value(i), d.ncpus);
   return dropped;

@@ -4,14 +4,13 @@
 // (keyless queries, keyless histograms) are read and zeroed. Not thread-safe: one thread reads.
 #pragma once
 
-#include <bcc/BPF.h>
-
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 
 #include "compiler/plan.h"
+#include "runtime/bpf_object.h"
 #include "runtime/collector.h"
 
 namespace bpfql {
@@ -35,11 +34,11 @@ class MapReader {
   // Finds every map the Plan's queries read (a streaming query's: its dropped counter) and checks
   // its shape against the Plan.
   // Returns "" or what does not match (a bpfql bug: decoding would produce garbage).
-  std::string open(ebpf::BPF& bpf, const Plan& plan);
+  std::string open(const BpfObject& bpf, const Plan& plan);
 
   // Reads one query's value map, histogram maps and dropped counter; clears them unless the
-  // query is cumulative (the dropped counter too).
-  QuerySnapshot read(const PlanQuery& query);
+  // query is cumulative (the dropped counter too) or this is the `last` read before exit.
+  QuerySnapshot read(const PlanQuery& query, bool last = false);
   // The query's dropped counter, summed over CPUs; cleared unless the query is cumulative.
   uint64_t read_dropped(const PlanQuery& query);
   // A streaming query's count of events its perf buffer had no room for, since the start
@@ -61,7 +60,7 @@ class MapReader {
   // An array of additive u64 counters, as the difference from the previous read (see .cpp).
   PerCpuEntries read_array_delta(const MapHandle& map, const std::string& name);
   // Reads and clears (unless `keep`) a map: deltas for arrays of additive counters.
-  PerCpuEntries read_counters(const std::string& name, bool keep, bool additive);
+  PerCpuEntries read_counters(const std::string& name, bool keep, bool additive, bool last);
 
   std::map<std::string, MapHandle> maps_;
   std::map<std::string, std::vector<uint8_t>> previous_;  // read_array_delta's last values

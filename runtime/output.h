@@ -17,6 +17,8 @@ class Output {
   virtual void interval(const IntervalResult& result) = 0;
   virtual void event(const StreamRow& row) = 0;
   virtual void flush() = 0;
+  // Called once every probe is attached (and privileges were dropped), before the first print.
+  virtual void started() {}
 };
 
 // Writes to `out`, which must outlive the Output.

@@ -22,6 +22,7 @@
 #include "runtime/privileges.h"
 #include "runtime/process_watch.h"
 #include "runtime/schedule.h"
+#include "runtime/serve/export_rows.h"
 #include "runtime/signals.h"
 #include "runtime/stacks.h"
 #include "runtime/stream.h"
@@ -40,7 +41,7 @@ Cell shown(Display d, const Cell& raw, int pid, std::span<const std::string> pro
 class Run {
  public:
   Run(const Plan& plan, const RunOptions& options, std::ostream& os, Output& output,
-      std::unique_ptr<ebpf::BPF> bpf)
+      std::unique_ptr<BpfObject> bpf)
       : plan_(plan),
         options_(options),
         os_(os),
@@ -67,7 +68,7 @@ class Run {
   const RunOptions& options_;
   std::ostream& os_;
   Output& output_;
-  std::unique_ptr<ebpf::BPF> bpf_;
+  std::unique_ptr<BpfObject> bpf_;
   StackSymbolizers stacks_;
   EventStreams streams_;
   MapReader maps_;
@@ -77,6 +78,7 @@ class Run {
   std::unordered_map<const PlanQuery*, DecodeHooks> hooks_;
   SteadyClock::time_point last_lost_report_{};
   std::unordered_map<const PlanQuery*, uint64_t> lost_reported_;
+  bool stopping_ = false;  // finish() has begun: the prints now are the last ones
 };
 
 bool Run::setup() {
@@ -101,6 +103,7 @@ bool Run::setup() {
     return false;
   }
   if (options_.drop_privileges) drop_privileges();
+  output_.started();
   std::cerr << "Tracing " << attached.probes << (attached.probes == 1 ? " probe" : " probes")
             << "... Hit Ctrl-C to end.\n"
             << std::flush;
@@ -134,12 +137,14 @@ void Run::print(Schedule::Entry& e, SteadyClock::time_point now, bool regular) {
   r.query = e.query;
   r.time = std::chrono::system_clock::now();
   r.interval_s = schedule_.covered_seconds(e, now, regular);
-  QuerySnapshot snapshot = maps_.read(*e.query);
+  QuerySnapshot snapshot = maps_.read(*e.query, /*last=*/stopping_);
   r.dropped = snapshot.dropped;
-  r.rows = build_rows(*e.query, snapshot, hooks_[e.query]);
+  r.rows = options_.export_rows ? build_export_rows(*e.query, snapshot, hooks_[e.query])
+                                : build_rows(*e.query, snapshot, hooks_[e.query]);
   sort_and_limit(*e.query, r.rows);
   output_.interval(r);
   output_.flush();
+  if (!stopping_) stacks_.release(*e.query, snapshot);
   e.last_print = now;
 }
 
@@ -206,6 +211,7 @@ void Run::loop(SignalFd& signals) {
 }
 
 void Run::finish() {
+  stopping_ = true;
   if (streams_.drain()) output_.flush();
   auto now = SteadyClock::now();
   for (auto& e : schedule_.entries()) {
@@ -239,15 +245,17 @@ int run_plan(const Plan& plan, const RunOptions& options) {
     }
   }
   std::ostream& os = options.output_path.empty() ? std::cout : file;
-  std::unique_ptr<Output> output = make_output(options.format, os);
+  std::unique_ptr<Output> made;
+  if (!options.output) made = make_output(options.format, os);
+  Output& output = options.output ? *options.output : *made;
 
-  LoadResult loaded = load_program(plan, options.verbose);
+  LoadResult loaded = load_program(plan, options.verbose, options.use_cache);
   if (options.verbose && !loaded.log.empty()) std::cerr << loaded.log;
   if (!loaded.bpf) {
     say(loaded.error);
     return 1;
   }
-  Run run(plan, options, os, *output, std::move(loaded.bpf));
+  Run run(plan, options, os, output, std::move(loaded.bpf));
   return run.start_and_loop(signals);
 }
 

@@ -1,29 +1,42 @@
-// Stack ids (from BPF_STACK_TRACE maps) → symbolized frames, for kstack/ustack fields.
+// Stack ids (from BPF_STACK_TRACE maps) → symbolized frames, for kstack/ustack fields. Reads the
+// stack map by its fd (a dup this object owns).
 #pragma once
 
-#include <bcc/BPF.h>
-
+#include <cstdint>
 #include <map>
-#include <memory>
 #include <string>
 
 #include "compiler/plan.h"
+#include "runtime/bpf_object.h"
+#include "runtime/collector.h"
 #include "runtime/decode.h"
 
 namespace bpfql {
 
 class StackSymbolizers {
  public:
-  explicit StackSymbolizers(ebpf::BPF& bpf) : bpf_(bpf) {}
+  explicit StackSymbolizers(const BpfObject& bpf) : bpf_(bpf) {}
+  ~StackSymbolizers();
+  StackSymbolizers(const StackSymbolizers&) = delete;
+  StackSymbolizers& operator=(const StackSymbolizers&) = delete;
 
   // The symbolizer for a query's stack map (empty function when the query has none).
   StackSymbolizer for_query(const PlanQuery& query);
 
+  // After a print that emptied the query's maps: deletes the stacks its keys referred to, so that
+  // a long run does not fill the stack map (bpf_get_stackid then fails and stacks print empty).
+  // A key recorded between that read and this delete may lose its stack (printed with no frames).
+  void release(const PlanQuery& query, const QuerySnapshot& snapshot);
+
  private:
+  struct StackMap {
+    int fd = -1;
+    uint32_t value_size = 0;  // bytes: the u64 addresses of one stack, 0-terminated if shorter
+  };
   StackValue symbolize(const std::string& map, ValueKind kind, int32_t id, int pid);
 
-  ebpf::BPF& bpf_;
-  std::map<std::string, std::unique_ptr<ebpf::BPFStackTable>> tables_;
+  const BpfObject& bpf_;
+  std::map<std::string, StackMap> tables_;
 };
 
 }  // namespace bpfql

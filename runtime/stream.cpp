@@ -31,11 +31,11 @@ void EventStreams::on_lost(void* cookie, uint64_t count) {
   static_cast<Stream*>(cookie)->lost += count;
 }
 
-std::string EventStreams::open(ebpf::BPF& bpf, const Plan& plan, int page_cnt) {
+std::string EventStreams::open(const BpfObject& bpf, const Plan& plan, int page_cnt) {
   for (const auto& q : plan.queries) {
     if (!q.streaming) continue;
-    ebpf::BPFTable table = bpf.get_table(q.event_buffer);
-    if (table.get_fd() < 0)
+    int table_fd = bpf.map_fd(q.event_buffer);
+    if (table_fd < 0)
       return fmt::format("query {}: perf buffer {} is not in the program", q.name, q.event_buffer);
     streams_.push_back(std::make_unique<Stream>(Stream{this, &q, hooks_for_(q)}));
     Stream* s = streams_.back().get();
@@ -47,7 +47,7 @@ std::string EventStreams::open(ebpf::BPF& bpf, const Plan& plan, int page_cnt) {
                            std::strerror(errno));
       readers_.push_back(reader);
       int fd = perf_reader_fd(reader);
-      if (bpf_update_elem(table.get_fd(), &cpu, &fd, BPF_ANY) != 0)
+      if (bpf_update_elem(table_fd, &cpu, &fd, BPF_ANY) != 0)
         return fmt::format("query {}: cannot install the perf buffer for CPU {}: {}", q.name, cpu,
                            std::strerror(errno));
       by_fd_[fd] = {reader, s};

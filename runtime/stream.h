@@ -3,8 +3,6 @@
 // is decoded and handed to Output::event as soon as it is read.
 #pragma once
 
-#include <bcc/BPF.h>
-
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -13,6 +11,7 @@
 #include <vector>
 
 #include "compiler/plan.h"
+#include "runtime/bpf_object.h"
 #include "runtime/decode.h"
 #include "runtime/output.h"
 
@@ -30,7 +29,7 @@ class EventStreams {
 
   // Opens the perf buffer of every streaming query (page_cnt pages per CPU, a power of two).
   // Returns "" or the reason it could not.
-  std::string open(ebpf::BPF& bpf, const Plan& plan, int page_cnt = 64);
+  std::string open(const BpfObject& bpf, const Plan& plan, int page_cnt = 64);
 
   std::vector<int> fds() const;
   // Reads what is ready on one reader fd (from the poll set); returns events delivered.

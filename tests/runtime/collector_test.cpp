@@ -266,3 +266,32 @@ TEST_CASE("compare_cells orders histograms by total count and kinds consistently
   CHECK(compare_cells(Cell{}, Cell{uint64_t{0}}) < 0);
   CHECK(compare_cells(Cell{std::string("b")}, Cell{std::string("a")}) > 0);
 }
+
+TEST_CASE("a limit over many keys picks the same rows in the same order as sorting them all") {
+  // Many ties (counts 0..6) so that the key columns decide most places; several orders.
+  for (const char* order_by : {"", "bytes", "pid", "comm"}) {
+    for (bool descending : {true, false}) {
+      CAPTURE(order_by);
+      CAPTURE(descending);
+      PlanQuery q = keyed_query();
+      q.order_by = order_by;
+      q.descending = descending;
+      QuerySnapshot s;
+      s.values = entries(16, 16);
+      for (uint32_t i = 0; i < 500; ++i) {
+        std::string comm = "c" + std::to_string((i * 7919) % 13);
+        s.values.add(key((i * 104729) % 1000, comm.c_str()), values({{i % 7, i % 5}, {0, i % 3}}));
+      }
+      PlanQuery all = q;
+      auto every = build_rows(all, s, {});
+      sort_and_limit(all, every);
+      q.limit = 17;
+      auto top = build_rows(q, s, {});  // 500 > 2 × 17: only the order columns are decoded for all
+      CHECK(top.size() == 17);
+      sort_and_limit(q, top);
+      REQUIRE(top.size() == 17);
+      for (size_t r = 0; r < top.size(); ++r)
+        for (size_t c = 0; c < q.columns.size(); ++c) CHECK(compare_cells(top[r].cells[c], every[r].cells[c]) == 0);
+    }
+  }
+}

@@ -1,0 +1,111 @@
+// Creating maps and loading programs from a ProgramImage (see bpf_object.h).
+#include "runtime/bpf_object.h"
+
+#include <bcc/libbpf.h>
+#include <linux/bpf.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace bpfql {
+
+namespace {
+
+int load_btf(const std::string& btf) {
+  union bpf_attr attr{};
+  attr.btf = reinterpret_cast<uint64_t>(btf.data());
+  attr.btf_size = static_cast<uint32_t>(btf.size());
+  return static_cast<int>(syscall(__NR_bpf, BPF_BTF_LOAD, &attr, sizeof attr));
+}
+
+}  // namespace
+
+BpfObject::~BpfObject() {
+  for (int fd : fds())
+    if (fd >= 0) close(fd);
+  if (btf_fd_ >= 0) close(btf_fd_);
+}
+
+std::expected<std::unique_ptr<BpfObject>, BpfObject::Failure> BpfObject::load(
+    const ProgramImage& image) {
+  auto object = std::make_unique<BpfObject>();
+  if (!image.btf.empty()) {
+    object->btf_fd_ = load_btf(image.btf);
+    if (object->btf_fd_ < 0)
+      return std::unexpected(Failure{"", std::string("cannot load the program's BTF: ") +
+                                             std::strerror(errno)});
+  }
+  std::vector<int> map_fds;
+  for (const auto& m : image.maps) {
+    bcc_create_map_attr attr{};
+    attr.name = m.name.c_str();
+    attr.map_type = static_cast<bpf_map_type>(m.type);
+    attr.map_flags = m.flags;
+    attr.key_size = m.key_size;
+    attr.value_size = m.value_size;
+    attr.max_entries = m.max_entries;
+    if (m.btf_key_type_id || m.btf_value_type_id) {
+      attr.btf_fd = static_cast<uint32_t>(object->btf_fd_);
+      attr.btf_key_type_id = m.btf_key_type_id;
+      attr.btf_value_type_id = m.btf_value_type_id;
+    }
+    errno = 0;
+    // Raises RLIMIT_MEMLOCK when an old kernel charges maps to it, as libbcc does.
+    int fd = bcc_create_map_xattr(&attr, true);
+    if (fd < 0)
+      return std::unexpected(
+          Failure{"", "cannot create map " + m.name + ": " + std::strerror(errno)});
+    object->maps_[m.name] = Map{fd, m};
+    map_fds.push_back(fd);
+  }
+  for (const auto& f : image.functions) {
+    std::string code = with_map_fds(f, map_fds);
+    errno = 0;
+    // Without a log buffer libbcc loads once and, on a rejection, again with one, printing
+    // "bpf: Failed to load program: ..." and the log to stderr: the text verifier_log.h reads.
+    int fd = bcc_prog_load(static_cast<bpf_prog_type>(f.prog_type), f.name.c_str(),
+                           reinterpret_cast<const bpf_insn*>(code.data()),
+                           static_cast<int>(code.size()), image.license.c_str(),
+                           image.kern_version, 0, nullptr, 0);
+    if (fd < 0) return std::unexpected(Failure{f.name, std::strerror(errno)});
+    object->programs_[f.name] = fd;
+  }
+  return object;
+}
+
+int BpfObject::map_fd(const std::string& name) const {
+  auto it = maps_.find(name);
+  return it == maps_.end() ? -1 : it->second.fd;
+}
+
+int BpfObject::program_fd(const std::string& function) const {
+  auto it = programs_.find(function);
+  return it == programs_.end() ? -1 : it->second;
+}
+
+std::vector<int> BpfObject::fds() const {
+  std::vector<int> out;
+  for (const auto& [name, m] : maps_) out.push_back(m.fd);
+  for (const auto& [name, fd] : programs_) out.push_back(fd);
+  return out;
+}
+
+ebpf::BPFTable BpfObject::get_table(const std::string& name) const {
+  auto& desc = table_descs_[name];
+  if (!desc) {
+    auto it = maps_.find(name);
+    if (it == maps_.end()) {
+      desc = std::make_unique<ebpf::TableDesc>();
+    } else {
+      const ImageMap& m = it->second.info;
+      desc = std::make_unique<ebpf::TableDesc>(
+          name, ebpf::FileDesc(dup(it->second.fd)), static_cast<int>(m.type), m.key_size,
+          m.value_size, m.max_entries, static_cast<int>(m.flags));
+    }
+  }
+  return ebpf::BPFTable(*desc);
+}
+
+}  // namespace bpfql

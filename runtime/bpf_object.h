@@ -1,0 +1,55 @@
+// The kernel objects of a loaded Plan, owned by the session's process as plain fds: the maps
+// (created here from a ProgramImage, not by libbcc) and one verified program per attached
+// function. Everything after loading (attach, map reads, perf buffers, stacks, detach) works
+// from these fds; libbcc's compiler never runs in this process (see compile_child.h).
+#pragma once
+
+#include <bcc/BPF.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/program_image.h"
+
+namespace bpfql {
+
+class BpfObject {
+ public:
+  BpfObject() = default;
+  ~BpfObject();  // closes every fd
+  BpfObject(const BpfObject&) = delete;
+  BpfObject& operator=(const BpfObject&) = delete;
+
+  struct Failure {
+    std::string function;  // "" when a map could not be created
+    std::string message;   // strerror, or what failed
+  };
+  // Creates the maps and loads every function (the verifier runs here). libbcc's loader
+  // prints the verifier log of a rejected program on stderr: capture it around this call.
+  static std::expected<std::unique_ptr<BpfObject>, Failure> load(const ProgramImage& image);
+
+  // -1 when the program has no such map / function.
+  int map_fd(const std::string& name) const;
+  int program_fd(const std::string& function) const;
+  // Every fd this object holds (maps, then programs).
+  std::vector<int> fds() const;
+
+  // The map as a libbcc table, for tests and benchmarks that fill or inspect maps through
+  // libbcc's table API. Like libbcc's own, the table refers to a descriptor this object owns:
+  // it must not outlive the object.
+  ebpf::BPFTable get_table(const std::string& name) const;
+
+ private:
+  struct Map {
+    int fd = -1;
+    ImageMap info;
+  };
+  std::map<std::string, Map> maps_;
+  std::map<std::string, int> programs_;
+  int btf_fd_ = -1;  // the maps' BTF, when a map type needs it
+  mutable std::map<std::string, std::unique_ptr<ebpf::TableDesc>> table_descs_;  // get_table's
+};
+
+}  // namespace bpfql

@@ -1,0 +1,44 @@
+// Compiling a Plan's C with libbcc in a short-lived child process. libbcc's clang leaves ~30 MB of
+// heap and touches ~30 MB of libclang in the process that runs it, and that process is the one
+// that then traces for hours: so the session forks before any libbcc compiler use, the child
+// compiles the C (with the USDT argument readers libbcc generates from the binaries' notes),
+// runs the verifier on every attached function (so that a rejection is reported with libbcc's
+// log, C lines included), writes the result as a ProgramImage to a pipe and exits. The session
+// then creates the maps and loads the programs itself (bpf_object.h).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "compiler/plan.h"
+#include "runtime/program_image.h"
+
+namespace bpfql {
+
+struct CompileOutcome {
+  std::optional<ProgramImage> image;  // nullopt on failure
+  std::string error;                  // on failure: the message for stderr
+  std::string log;                    // libbcc's and LLVM's stderr meanwhile (noise removed)
+};
+
+// Forks, compiles in the child, returns what it sent. Falls back to compile_here when it
+// cannot fork.
+CompileOutcome compile_in_child(const Plan& plan, bool full_verifier_log);
+
+// The compile itself, in this process (the child's work; also the fallback). With
+// `full_verifier_log`, a function the verifier gave up on is verified again to get the log.
+CompileOutcome compile_here(const Plan& plan, bool full_verifier_log);
+
+// The bpf_prog_type of a probe kind.
+uint32_t program_type_of(ProbeKind kind);
+
+// The messages of a failed compile and of a verifier rejection (as the loader always said them).
+std::string compile_failure_message(const std::string& log);
+std::string verifier_failure_message(const PlanQuery& q, const std::string& function,
+                                     const std::string& reason, const std::string& log);
+
+// The child's reply on the pipe (exposed for tests).
+std::string encode_outcome(const CompileOutcome& outcome);
+std::optional<CompileOutcome> decode_outcome(std::string_view bytes);
+
+}  // namespace bpfql

@@ -1,0 +1,109 @@
+// A compiled Plan as plain data: the maps to create and each attached function's instructions,
+// with the ld_imm64 instructions that name a map recorded instead of holding a map fd. The
+// compile child (compile_child.h) produces it with libbcc; the session's own process creates the
+// maps and loads the programs from it (bpf_object.h), and the program cache (program_cache.h)
+// stores it. Encoded with a checksum and the cache key it was built for, so that a truncated,
+// corrupt or mismatched file is refused instead of loaded.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bpfql {
+
+struct ImageMap {
+  std::string name;
+  uint32_t type = 0;  // enum bpf_map_type
+  uint32_t key_size = 0;
+  uint32_t value_size = 0;
+  uint32_t max_entries = 0;
+  uint32_t flags = 0;
+  // Types in ProgramImage::btf, for the map types the kernel creates only with BTF (task, inode,
+  // socket and cgroup storage); 0 for the others, which are created without.
+  uint32_t btf_key_type_id = 0;
+  uint32_t btf_value_type_id = 0;
+};
+
+// An ld_imm64 at instruction `insn` whose imm is the fd of map `map` (index into maps).
+struct MapReference {
+  uint32_t insn = 0;
+  uint32_t map = 0;
+};
+
+struct ImageFunction {
+  std::string name;
+  uint32_t prog_type = 0;  // enum bpf_prog_type
+  std::string code;        // struct bpf_insn[], 8 bytes each; map fds zeroed
+  std::vector<MapReference> map_refs;
+};
+
+struct ProgramImage {
+  std::string license;
+  uint32_t kern_version = 0;
+  std::string btf;  // the program's BTF as libbcc loaded it; "" when no map needs it
+  std::vector<ImageMap> maps;
+  std::vector<ImageFunction> functions;
+};
+
+// `key` is stored in the encoding and must match on decode (the cache file name is only a hash
+// of it).
+std::string encode_image(const ProgramImage& image, std::string_view key);
+// Returns the image, or why the bytes are not one (truncated, checksum, other key, bad shape).
+std::expected<ProgramImage, std::string> decode_image(std::string_view bytes,
+                                                      std::string_view key);
+
+// Whether the kernel creates maps of this type only with BTF for their key and value.
+bool map_type_needs_btf(uint32_t type);
+
+// Replaces every map fd in `code` (ld_imm64 with BPF_PSEUDO_MAP_FD or BPF_PSEUDO_MAP_VALUE) by
+// 0 and returns where they were; `map_of_fd` gives the map index of an fd (-1: unknown fd).
+// Fails on a pseudo ld_imm64 that cannot be carried to another process (BTF ids, fd_array).
+template <typename MapOfFd>
+std::expected<std::vector<MapReference>, std::string> take_map_references(std::string& code,
+                                                                          MapOfFd map_of_fd);
+
+// Writes map fds into a copy of the function's code.
+std::string with_map_fds(const ImageFunction& f, const std::vector<int>& map_fds);
+
+// FNV-1a 64: the checksum of encodings and the cache's file names (not a defence against
+// tampering: that is the cache directory's ownership, see program_cache.h).
+uint64_t fnv1a64(std::string_view bytes, uint64_t seed = 0xcbf29ce484222325ULL);
+
+// ---- implementation of the template ----
+
+namespace image_detail {
+constexpr uint8_t kLdImm64 = 0x18;  // BPF_LD | BPF_IMM | BPF_DW
+constexpr uint8_t kPseudoMapFd = 1, kPseudoMapValue = 2, kPseudoFunc = 4;
+std::string pseudo_error(uint32_t insn, uint8_t src);
+}  // namespace image_detail
+
+template <typename MapOfFd>
+std::expected<std::vector<MapReference>, std::string> take_map_references(std::string& code,
+                                                                          MapOfFd map_of_fd) {
+  std::vector<MapReference> refs;
+  const size_t n = code.size() / 8;
+  for (size_t i = 0; i < n; ++i) {
+    auto* insn = reinterpret_cast<uint8_t*>(code.data() + i * 8);
+    if (insn[0] != image_detail::kLdImm64) continue;
+    uint8_t src = insn[1] >> 4;
+    if (src == image_detail::kPseudoMapFd || src == image_detail::kPseudoMapValue) {
+      int32_t fd;
+      __builtin_memcpy(&fd, insn + 4, 4);
+      int map = map_of_fd(fd);
+      if (map < 0)
+        return std::unexpected("instruction " + std::to_string(i) + " names fd " +
+                               std::to_string(fd) + ", which is no map of the program");
+      refs.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(map)});
+      __builtin_memset(insn + 4, 0, 4);
+    } else if (src != 0 && src != image_detail::kPseudoFunc) {
+      return std::unexpected(image_detail::pseudo_error(static_cast<uint32_t>(i), src));
+    }
+    ++i;  // the second half of the ld_imm64
+  }
+  return refs;
+}
+
+}  // namespace bpfql
