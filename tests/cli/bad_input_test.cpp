@@ -12,34 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/cli/cli_support.h"
 #include "tests/support/process.h"
 
 namespace bpfql::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-Completed bpfql(std::vector<std::string> args) {
-  args.insert(args.begin(), BPFQL_BINARY);
-  return run_to_completion(args, milliseconds(60000));
-}
-
-bool tracefs_readable() {
-  for (const char* dir : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"})
-    if (::access((std::string(dir) + "/events/syscalls/sys_enter_openat/format").c_str(), R_OK) ==
-        0)
-      return true;
-  return false;
-}
-
-// As root (CI) nothing may be skipped: tracefs must be there (scripts/setup-host.sh mounts it).
-bool root_with_tracefs() {
-  if (::geteuid() != 0) return false;
-  REQUIRE_MESSAGE(tracefs_readable(),
-                  "running as root, but tracefs is not readable: mount it "
-                  "(scripts/setup-host.sh) so that these tests run");
-  return true;
-}
 
 std::vector<std::string> bad_files() {
   std::vector<std::string> files;

@@ -13,6 +13,7 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/cli/cli_support.h"
 #include "tests/support/process.h"
 
 namespace bpfql::test {
@@ -25,14 +26,6 @@ const std::string kGood = BPFQL_CLI_TEST_DIR "/good";
 const std::string kMachine = BPFQL_CLI_TEST_DIR "/machine";
 const std::string kLibrary = BPFQL_QUERY_LIBRARY_DIR;
 
-bool tracefs_readable() {
-  for (const char* dir : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
-    std::string format = std::string(dir) + "/events/syscalls/sys_enter_openat/format";
-    if (::access(format.c_str(), R_OK) == 0) return true;
-  }
-  return false;
-}
-
 #define REQUIRE_TRACEFS()                                                                   \
   do {                                                                                      \
     if (!tracefs_readable()) {                                                              \
@@ -40,11 +33,6 @@ bool tracefs_readable() {
       return;                                                                               \
     }                                                                                       \
   } while (0)
-
-Completed bpfql(std::vector<std::string> args, const SpawnOptions& options = {}) {
-  args.insert(args.begin(), BPFQL_BINARY);
-  return run_to_completion(args, milliseconds(60000), {}, options);
-}
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });

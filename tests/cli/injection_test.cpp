@@ -19,35 +19,13 @@
 #include <vector>
 
 #include "tests/support/generated_c_check.h"
+#include "tests/cli/cli_support.h"
 #include "tests/support/process.h"
 
 namespace bpfql::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-Completed bpfql(std::vector<std::string> args) {
-  args.insert(args.begin(), BPFQL_BINARY);
-  return run_to_completion(args, milliseconds(60000));
-}
-
-bool tracefs_readable() {
-  for (const char* dir : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"})
-    if (::access((std::string(dir) + "/events/syscalls/sys_enter_openat/format").c_str(), R_OK) ==
-        0)
-      return true;
-  return false;
-}
-
-// As root (CI), everything is asserted: tracefs must be there (scripts/setup-host.sh mounts it).
-// Elsewhere the parts that need it are skipped, saying so.
-bool can_load() {
-  if (::geteuid() != 0) return false;
-  REQUIRE_MESSAGE(tracefs_readable(),
-                  "running as root, but tracefs is not readable: mount it "
-                  "(scripts/setup-host.sh) so that the injection tests run");
-  return true;
-}
 
 class TempDir {
  public:
@@ -338,7 +316,7 @@ std::vector<Case> cases() {
 
 TEST_CASE("injection: every nasty input works as written or is rejected with exit 2") {
   // `bpfql compile` reads tracepoint formats from tracefs, which only root may read here.
-  if (!can_load() && !tracefs_readable()) {
+  if (!root_with_tracefs() && !tracefs_readable()) {
     MESSAGE("skipped: not root, and tracefs is not readable (bpfql compile needs its formats)");
     return;
   }
@@ -359,7 +337,7 @@ TEST_CASE("injection: every nasty input works as written or is rejected with exi
       }
       REQUIRE(compiled.status.exited_with(0));
       CHECK_MESSAGE(testing::generated_c_problem(compiled.out) == "", compiled.out);
-      if (!can_load()) {
+      if (!root_with_tracefs()) {
         MESSAGE("compiled and checked, not loaded: not root");
         continue;
       }
@@ -376,7 +354,7 @@ TEST_CASE("injection: every nasty input works as written or is rejected with exi
 // A workload opens files whose names are the nasty strings; a query given the same string as a
 // parameter counts exactly those opens. Runs bpfql in the background, as the integration tests do.
 TEST_CASE("injection: nasty strings match exactly the file names they spell") {
-  if (!can_load()) {
+  if (!root_with_tracefs()) {
     MESSAGE("skipped: not root (bpfql run must load programs)");
     return;
   }

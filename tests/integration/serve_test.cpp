@@ -13,6 +13,7 @@
 
 #include "tests/integration/harness.h"
 #include "tests/integration/kernel_state.h"
+#include "tests/support/expected_lines.h"
 
 namespace bpfql::test {
 namespace {
@@ -81,15 +82,6 @@ std::string get_metrics(int port, std::string* content_type = nullptr) {
   return res->body;
 }
 
-bool has_line(const std::string& text, const std::string& line) {
-  return ("\n" + text).find("\n" + line + "\n") != std::string::npos;
-}
-
-#define CHECK_LINE(text, line)                                 \
-  do {                                                         \
-    INFO("expected line: " << (line) << "\nin:\n" << (text));  \
-    CHECK(has_line((text), (line)));                           \
-  } while (0)
 
 }  // namespace
 
@@ -131,8 +123,8 @@ TEST_CASE("serve: /metrics has exact counters, histograms and labels; SIGINT lea
   std::string text;
   for (int i = 0; i < 50; ++i) {
     text = get_metrics(port);
-    if (has_line(text, "bpfql_serve_getppid_calls{comm=\"bpfql-wl\"} 1000") &&
-        has_line(text, "bpfql_serve_reads_count{" + labels + "} 400"))
+    if (::bpfql::testing::has_line(text, "bpfql_serve_getppid_calls{comm=\"bpfql-wl\"} 1000") &&
+        ::bpfql::testing::has_line(text, "bpfql_serve_reads_count{" + labels + "} 400"))
       break;
     std::this_thread::sleep_for(milliseconds(100));
   }

@@ -16,6 +16,7 @@
 #include "runtime/serve/export_rows.h"
 #include "runtime/serve/http_exporter.h"
 #include "runtime/serve/serve.h"
+#include "tests/support/expected_lines.h"
 
 using namespace bpfql;
 
@@ -53,15 +54,6 @@ std::string render_one(const Plan& plan, const IntervalResult& r, bool attached 
   return renderer.render(std::span(&r, 1), attached);
 }
 
-bool has_line(const std::string& text, const std::string& line) {
-  return ("\n" + text).find("\n" + line + "\n") != std::string::npos;
-}
-
-#define CHECK_LINE(text, line)                                  \
-  do {                                                          \
-    INFO("expected line: " << (line) << "\nin:\n" << (text));   \
-    CHECK(has_line((text), (line)));                            \
-  } while (0)
 
 Histogram hist(std::vector<Bucket> buckets) { return Histogram{std::move(buckets)}; }
 
