@@ -13,23 +13,6 @@
 namespace bpfql::codegen {
 namespace {
 
-bool is_histogram(AggKind kind) {
-  return kind == AggKind::Hist || kind == AggKind::Lhist || kind == AggKind::Percentile;
-}
-
-int histogram_slots(const AggregateItem& agg) {
-  switch (agg.kind) {
-    case AggKind::Hist:
-      return buckets::kHistSlots;
-    case AggKind::Lhist:
-      return buckets::lhist_slots(agg.lhist_min, agg.lhist_max, agg.lhist_step);
-    case AggKind::Percentile:
-      return buckets::kLogLinearSlots;
-    default:
-      return 0;
-  }
-}
-
 uint32_t member_align(const Type& t) {
   switch (t.kind) {
     case TypeKind::String:
@@ -316,7 +299,8 @@ std::string query_declarations(const CheckedQuery& q, const QueryLayout& L) {
   }
   for (size_t i = 0; i < q.aggregates.size(); ++i) {
     if (L.hist_maps[i].empty()) continue;
-    int slots = histogram_slots(q.aggregates[i]);
+    int slots = histogram_slots(q.aggregates[i].kind, q.aggregates[i].lhist_min,
+                                q.aggregates[i].lhist_max, q.aggregates[i].lhist_step);
     if (L.key.empty()) {
       out += fmt::format("BPF_PERCPU_ARRAY({}, u64, {});\n", L.hist_maps[i], slots);
     } else {

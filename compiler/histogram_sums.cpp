@@ -18,9 +18,7 @@ bool is_histogram_sum_column(std::string_view column) { return column.starts_wit
 void add_histogram_sums(CheckedQuery& query) {
   std::vector<AggregateItem> sums;
   for (const AggregateItem& a : query.aggregates) {
-    bool histogram = a.kind == AggKind::Hist || a.kind == AggKind::Lhist ||
-                     a.kind == AggKind::Percentile;
-    if (!histogram || !a.arg) continue;
+    if (!is_histogram(a.kind) || !a.arg) continue;
     AggregateItem sum;
     sum.name = histogram_sum_column(a.name);
     sum.kind = AggKind::Sum;

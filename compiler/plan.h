@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/buckets.h"
 #include "compiler/diagnostics.h"
 
 namespace bpfql {
@@ -20,6 +21,25 @@ enum class ProbeKind {
 enum class Display { None, Syscall, User, Errno, Ksym, Usym, Probe };
 
 enum class AggKind { Count, Sum, Avg, Min, Max, Stats, Hist, Lhist, Percentile };
+
+// hist(), lhist() and percentile(): bucket counters in maps of their own.
+inline bool is_histogram(AggKind k) {
+  return k == AggKind::Hist || k == AggKind::Lhist || k == AggKind::Percentile;
+}
+
+// The slots of a histogram aggregate's map (compiler/buckets.h); 0 for the other kinds.
+inline int histogram_slots(AggKind kind, int64_t lhist_min, int64_t lhist_max, int64_t lhist_step) {
+  switch (kind) {
+    case AggKind::Hist:
+      return buckets::kHistSlots;
+    case AggKind::Lhist:
+      return buckets::lhist_slots(lhist_min, lhist_max, lhist_step);
+    case AggKind::Percentile:
+      return buckets::kLogLinearSlots;
+    default:
+      return 0;
+  }
+}
 
 struct PlanAttach {
   ProbeKind kind = ProbeKind::Tracepoint;
@@ -68,6 +88,10 @@ struct PlanAggregate {
   int64_t lhist_step = 1;
   std::vector<double> percentiles;  // Percentile: e.g. {50, 99}
 };
+
+inline int histogram_slots(const PlanAggregate& a) {
+  return histogram_slots(a.kind, a.lhist_min, a.lhist_max, a.lhist_step);
+}
 
 struct PlanQuery {
   std::string name;

@@ -27,10 +27,6 @@ struct Group {
   std::vector<std::vector<uint64_t>> slots;  // per aggregate: summed histogram counters
 };
 
-bool is_histogram(AggKind k) {
-  return k == AggKind::Hist || k == AggKind::Lhist || k == AggKind::Percentile;
-}
-
 // Group keys → groups. Keys point into the snapshot, which outlives this.
 class Groups {
  public:

@@ -192,19 +192,6 @@ uint64_t sum_percpu_u64(std::span<const uint8_t> values, uint32_t ncpus) {
   return total;
 }
 
-int histogram_slots(const PlanAggregate& agg) {
-  switch (agg.kind) {
-    case AggKind::Hist:
-      return buckets::kHistSlots;
-    case AggKind::Lhist:
-      return buckets::lhist_slots(agg.lhist_min, agg.lhist_max, agg.lhist_step);
-    case AggKind::Percentile:
-      return buckets::kLogLinearSlots;
-    default:
-      return 0;
-  }
-}
-
 namespace {
 
 // [first, last] non-empty slots, or nothing when every slot is empty.

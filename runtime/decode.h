@@ -54,9 +54,6 @@ Histogram log2_histogram(std::span<const uint64_t> slots);
 Histogram linear_histogram(int64_t min, int64_t max, int64_t step, std::span<const uint64_t> slots);
 PercentileValue percentiles(std::span<const double> ps, std::span<const uint64_t> slots);
 
-// Number of slots an aggregate's histogram map has (buckets.h).
-int histogram_slots(const PlanAggregate& agg);
-
 // Adds ncpus per-CPU u64 counters (stride 8) into one.
 uint64_t sum_percpu_u64(std::span<const uint8_t> values, uint32_t ncpus);
 

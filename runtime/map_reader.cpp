@@ -24,10 +24,6 @@ bool is_array(uint32_t type) {
   return type == BPF_MAP_TYPE_ARRAY || type == BPF_MAP_TYPE_PERCPU_ARRAY;
 }
 
-bool is_histogram(AggKind k) {
-  return k == AggKind::Hist || k == AggKind::Lhist || k == AggKind::Percentile;
-}
-
 // The names and expected shapes of the maps an aggregating query reads.
 struct Expected {
   std::string name;

@@ -13,10 +13,6 @@
 namespace bpfql {
 namespace {
 
-bool is_histogram(AggKind k) {
-  return k == AggKind::Hist || k == AggKind::Lhist || k == AggKind::Percentile;
-}
-
 bool name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }

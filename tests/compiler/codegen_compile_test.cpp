@@ -18,6 +18,7 @@
 
 #include "compiler/buckets.h"
 #include "compiler/codegen.h"
+#include "runtime/compile_child.h"
 #include "runtime/kernel_btf.h"
 #include "support/check_helpers.h"
 
@@ -43,19 +44,6 @@ std::string read_file(const fs::path& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-bpf_prog_type prog_type(ProbeKind kind) {
-  switch (kind) {
-    case ProbeKind::Tracepoint:
-      return BPF_PROG_TYPE_TRACEPOINT;
-    case ProbeKind::Profile:
-    case ProbeKind::Software:
-    case ProbeKind::Hardware:
-      return BPF_PROG_TYPE_PERF_EVENT;
-    default:
-      return BPF_PROG_TYPE_KPROBE;  // kprobes, uprobes and USDT
-  }
 }
 
 std::vector<ebpf::USDT> usdt_probes(const Plan& plan) {
@@ -92,7 +80,7 @@ LoadResult load_in_child(const Plan& plan) {
     for (const auto& q : plan.queries) {
       for (const auto& a : q.attaches) {
         int fd = -1;
-        auto loaded = bpf.load_func(a.function, prog_type(a.kind), fd);
+        auto loaded = bpf.load_func(a.function, static_cast<bpf_prog_type>(program_type_of(a.kind)), fd);
         if (!loaded.ok()) {
           fprintf(stderr, "load %s: %s\n", a.function.c_str(), loaded.msg().c_str());
           _exit(3);
