@@ -145,18 +145,26 @@ TEST_CASE("a CPU profile of a busy process, folded: its samples go through main"
 TEST_CASE("ksym() names a kernel function: the hrtimer callback of clock_nanosleep") {
   BPFQL_REQUIRE_ROOT();
   TraceRun run = trace({.queries = {query_file("hrtimer-ksym.yml")}, .workload = {"sleep", "3", "3", "3"}});
+  // The kernel may arm other timers in the workload's context (a cgroup's CPU-bandwidth period
+  // timer on a machine that limits CPU, for one); the sleeps' timers are exactly three.
   json rows = final_rows(run, "hrtimer-ksym");
-  REQUIRE(rows.size() == 1);
-  CHECK(rows[0]["callback"] == "hrtimer_wakeup");
-  CHECK(as_int(rows[0]["timers"]) == 3);
+  CHECK(as_int(row_where(rows, {{"callback", "hrtimer_wakeup"}})["timers"]) == 3);
+  for (const json& row : rows) CHECK(row["callback"].is_string());
 
   TraceRun csv = trace({.queries = {query_file("hrtimer-ksym.yml")},
                         .workload = {"sleep", "3", "3"},
                         .format = "csv"});
+  INFO("csv:\n" << csv.out);
   std::vector<std::string> lines = split_lines(csv.out);
   REQUIRE(lines.size() >= 2);
   CHECK(lines[0] == "query,time,callback,timers");
-  CHECK(ends_with(lines[1], ",hrtimer_wakeup,2"));
+  int wakeup_lines = 0;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    if (lines[i].find(",hrtimer_wakeup,") == std::string::npos) continue;
+    ++wakeup_lines;
+    CHECK(ends_with(lines[i], ",hrtimer_wakeup,2"));
+  }
+  CHECK(wakeup_lines == 1);
 }
 
 TEST_CASE("usym() names a user function from its address, in JSON and the table") {
