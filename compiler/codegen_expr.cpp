@@ -48,6 +48,11 @@ const TracepointField* FunctionGen::format_field(const std::string& name) const 
   return nullptr;
 }
 
+std::string FunctionGen::record_field(const std::string& name) {
+  reads_record_ = true;
+  return env_.ctx + "->" + name;
+}
+
 // A helper's result kept in a local the first time it is needed (at function scope: every
 // statement of the body is at the top level, so later statements see it).
 std::string FunctionGen::cached(const std::string& name, const std::string& decl) {
@@ -198,7 +203,7 @@ Result<CValue> FunctionGen::field(const Expr& e, const FieldRef& f) {
     return std::unexpected(unsupported(e, fmt::format("string '{}' used as a number", e.text)));
   // A pointer field is an unsigned address.
   bool is_signed = tf->kind == FieldKind::Integer && tf->is_signed;
-  return CValue{env_.ctx + "->" + f.name, Type::integer(tf->size * 8, is_signed)};
+  return CValue{record_field(f.name), Type::integer(tf->size * 8, is_signed)};
 }
 
 Result<CValue> FunctionGen::unary(const Expr& e, const Unary& u) {

@@ -40,6 +40,9 @@ class FunctionGen {
 
   // The whole function, starting with a comment naming the query and its line.
   Result<std::string> generate();
+  // After generate(): whether the function reads its tracepoint's record (a field). One that
+  // does not can run as a raw tracepoint, which the kernel calls without building the record.
+  bool reads_record() const { return reads_record_; }
 
  private:
   // Statements (codegen_function.cpp).
@@ -75,6 +78,7 @@ class FunctionGen {
   Result<CValue> emit_ppid(const Expr& e);
   std::string cached(const std::string& name, const std::string& decl);
   const TracepointField* format_field(const std::string& name) const;
+  std::string record_field(const std::string& name);  // "args->name"; notes the record is read
 
   // Strings (codegen_strings.cpp).
   Result<CString> string_value(const Expr& e, bool indexed);
@@ -100,6 +104,7 @@ class FunctionGen {
   std::vector<std::string> lines_;
   std::set<std::string> done_;
   int counter_ = 0;
+  bool reads_record_ = false;
 };
 
 }  // namespace bpfql::codegen

@@ -143,6 +143,7 @@ Result<CString> FunctionGen::string_value(const Expr& e, bool indexed) {
     if (indexed || !f || !env_.tracepoint || !env_.tracepoint->readable.count(f->name))
       return std::unexpected(
           unsupported(e, fmt::format("string '{}' cannot be read in place", e.text)));
+    reads_record_ = true;
   }
   if (!home.in_ctx && once("read:" + canon)) {
     if (auto r = read_string(e, home); !r) return std::unexpected(r.error());
@@ -189,7 +190,7 @@ Result<void> FunctionGen::read_field_string(const Expr& e, const FieldRef& f,
   if (!tf || !env_.tracepoint || !env_.tracepoint->readable.count(f.name))
     return std::unexpected(unsupported(
         e, fmt::format("probe '{}' has no readable field '{}'", env_.probe->spec, f.name)));
-  std::string src = env_.ctx + "->" + f.name;
+  std::string src = record_field(f.name);
   switch (tf->kind) {
     case FieldKind::CharArray: {
       uint32_t n = std::min<uint32_t>(size, static_cast<uint32_t>(tf->size));

@@ -74,10 +74,22 @@ std::string event_name(const PlanAttach& a, size_t index) {
 }
 
 // Each attach returns "" on success or the reason it failed; fds go into `out`.
-std::string attach_tracepoint(int prog, const PlanAttach& a, Attachments& out) {
+std::string attach_tracepoint(BpfObject& bpf, int prog, const PlanAttach& a, Attachments& out) {
   auto colon = a.tracepoint.find(':');
   if (colon == std::string::npos) return "not a category:name tracepoint: " + a.tracepoint;
   std::string category = a.tracepoint.substr(0, colon), name = a.tracepoint.substr(colon + 1);
+  if (bpf.program_type(a.function) == BPF_PROG_TYPE_RAW_TRACEPOINT) {
+    // Raw tracepoints are named by the tracepoint alone; an event whose tracepoint has another
+    // name (or none) is attached the ordinary way, with the program loaded again as such.
+    errno = 0;
+    int fd = bpf_attach_raw_tracepoint(prog, name.c_str());
+    if (fd >= 0) {
+      out.owned().push_back({fd, "", a.kind, true});
+      return "";
+    }
+    prog = bpf.reload_as(a.function, BPF_PROG_TYPE_TRACEPOINT);
+    if (prog < 0) return "cannot load its program as a tracepoint program: " + errno_text(errno);
+  }
   errno = 0;
   int fd = bpf_attach_tracepoint(prog, category.c_str(), name.c_str());
   if (fd < 0) return errno_text(errno);
@@ -190,12 +202,12 @@ std::string attach_usdt(int prog, const PlanAttach& a, size_t index, Attachments
   return "";
 }
 
-std::string attach_one(const BpfObject& bpf, const PlanAttach& a, size_t index, Attachments& out) {
+std::string attach_one(BpfObject& bpf, const PlanAttach& a, size_t index, Attachments& out) {
   int prog = bpf.program_fd(a.function);  // loaded (and verified) by the loader
   if (prog < 0) return "its function " + a.function + " was not loaded";
   switch (a.kind) {
     case ProbeKind::Tracepoint:
-      return attach_tracepoint(prog, a, out);
+      return attach_tracepoint(bpf, prog, a, out);
     case ProbeKind::Kprobe:
     case ProbeKind::Kretprobe:
       return attach_kprobe(prog, a, index, out);
@@ -214,12 +226,13 @@ std::string attach_one(const BpfObject& bpf, const PlanAttach& a, size_t index, 
 
 }  // namespace
 
-AttachResult attach_all(const BpfObject& bpf, const Plan& plan, Attachments& out) {
+AttachResult attach_all(BpfObject& bpf, const Plan& plan, Attachments& out) {
   AttachResult r;
   StderrCapture capture;
   size_t index = 0;
   for (const auto& q : plan.queries) {
     for (const auto& a : q.attaches) {
+      size_t before = out.owned().size();
       std::string reason = attach_one(bpf, a, index++, out);
       if (!reason.empty()) {
         r.log = without_libbcc_noise(capture.finish());
@@ -227,6 +240,7 @@ AttachResult attach_all(const BpfObject& bpf, const Plan& plan, Attachments& out
         return r;
       }
       ++r.probes;
+      if (out.owned().size() > before && out.owned().back().link) ++r.raw_tracepoints;
     }
   }
   r.log = without_libbcc_noise(capture.finish());
@@ -250,7 +264,10 @@ void Attachments::close_all() {
   closers.reserve(owned_.size());
   for (const auto& p : owned_) {
     if (p.fd < 0) continue;
-    closers.emplace_back([fd = p.fd] { bpf_close_perf_event_fd(fd); });
+    if (p.link)
+      closers.emplace_back([fd = p.fd] { close(fd); });
+    else
+      closers.emplace_back([fd = p.fd] { bpf_close_perf_event_fd(fd); });
   }
   for (auto& t : closers) t.join();
   for (auto& p : owned_) {

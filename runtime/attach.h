@@ -14,11 +14,12 @@
 
 namespace bpfql {
 
-// One perf event fd with a BPF program on it, owned by bpfql.
+// One perf event fd with a BPF program on it, or a BPF link (a raw tracepoint), owned by bpfql.
 struct OwnedProbe {
   int fd = -1;
   std::string legacy_event;  // kprobe/uprobe event name, removed from tracefs after close
   ProbeKind kind = ProbeKind::Tracepoint;
+  bool link = false;  // a raw tracepoint's fd: no perf event to disable before closing
 };
 
 class Attachments {
@@ -41,11 +42,15 @@ class Attachments {
 
 struct AttachResult {
   int probes = 0;     // PlanAttach entries attached
+  int raw_tracepoints = 0;  // of which attached as raw tracepoints
   std::string error;  // on failure: names the probe and the reason; nothing stays attached
   std::string log;    // libbcc's stderr meanwhile (noise removed)
 };
 
-AttachResult attach_all(const BpfObject& bpf, const Plan& plan, Attachments& out);
+// A tracepoint whose program bpf loaded as a raw tracepoint program is attached as a raw
+// tracepoint; when the kernel has none of that name, the program is loaded again as a
+// tracepoint program (in `bpf`) and attached as one.
+AttachResult attach_all(BpfObject& bpf, const Plan& plan, Attachments& out);
 
 // The CPUs perf events and perf buffers are opened on (/sys/devices/system/cpu/online).
 std::vector<int> online_cpus();

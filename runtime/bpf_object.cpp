@@ -13,6 +13,17 @@ namespace bpfql {
 
 namespace {
 
+// Without a log buffer libbcc loads once and, on a rejection, again with one, printing
+// "bpf: Failed to load program: ..." and the log to stderr: the text verifier_log.h reads.
+int load_program(uint32_t type, const std::string& name, const std::string& code,
+                 const std::string& license, uint32_t kern_version) {
+  errno = 0;
+  return bcc_prog_load(static_cast<bpf_prog_type>(type), name.c_str(),
+                       reinterpret_cast<const bpf_insn*>(code.data()),
+                       static_cast<int>(code.size()), license.c_str(), kern_version, 0, nullptr,
+                       0);
+}
+
 int load_btf(const std::string& btf) {
   union bpf_attr attr{};
   attr.btf = reinterpret_cast<uint64_t>(btf.data());
@@ -60,19 +71,30 @@ std::expected<std::unique_ptr<BpfObject>, BpfObject::Failure> BpfObject::load(
     object->maps_[m.name] = Map{fd, m};
     map_fds.push_back(fd);
   }
+  object->license_ = image.license;
+  object->kern_version_ = image.kern_version;
   for (const auto& f : image.functions) {
     std::string code = with_map_fds(f, map_fds);
-    errno = 0;
-    // Without a log buffer libbcc loads once and, on a rejection, again with one, printing
-    // "bpf: Failed to load program: ..." and the log to stderr: the text verifier_log.h reads.
-    int fd = bcc_prog_load(static_cast<bpf_prog_type>(f.prog_type), f.name.c_str(),
-                           reinterpret_cast<const bpf_insn*>(code.data()),
-                           static_cast<int>(code.size()), image.license.c_str(),
-                           image.kern_version, 0, nullptr, 0);
+    int fd = load_program(f.prog_type, f.name, code, image.license, image.kern_version);
     if (fd < 0) return std::unexpected(Failure{f.name, std::strerror(errno)});
-    object->programs_[f.name] = fd;
+    object->programs_[f.name] = Program{fd, f.prog_type, std::move(code)};
   }
   return object;
+}
+
+int BpfObject::reload_as(const std::string& function, uint32_t prog_type) {
+  auto it = programs_.find(function);
+  if (it == programs_.end()) {
+    errno = ENOENT;
+    return -1;
+  }
+  Program& p = it->second;
+  int fd = load_program(prog_type, function, p.code, license_, kern_version_);
+  if (fd < 0) return -1;
+  close(p.fd);
+  p.fd = fd;
+  p.type = prog_type;
+  return fd;
 }
 
 int BpfObject::map_fd(const std::string& name) const {
@@ -82,13 +104,18 @@ int BpfObject::map_fd(const std::string& name) const {
 
 int BpfObject::program_fd(const std::string& function) const {
   auto it = programs_.find(function);
-  return it == programs_.end() ? -1 : it->second;
+  return it == programs_.end() ? -1 : it->second.fd;
+}
+
+uint32_t BpfObject::program_type(const std::string& function) const {
+  auto it = programs_.find(function);
+  return it == programs_.end() ? 0 : it->second.type;
 }
 
 std::vector<int> BpfObject::fds() const {
   std::vector<int> out;
   for (const auto& [name, m] : maps_) out.push_back(m.fd);
-  for (const auto& [name, fd] : programs_) out.push_back(fd);
+  for (const auto& [name, p] : programs_) out.push_back(p.fd);
   return out;
 }
 

@@ -33,6 +33,12 @@ class BpfObject {
   // -1 when the program has no such map / function.
   int map_fd(const std::string& name) const;
   int program_fd(const std::string& function) const;
+  // The bpf_prog_type the function was loaded as (0: no such function).
+  uint32_t program_type(const std::string& function) const;
+  // Loads the function again as another program type, in place of the loaded one (whose fd is
+  // closed); returns the new fd, or -1 with errno. For a raw tracepoint program whose
+  // tracepoint turns out to have no raw tracepoint (see attach.h).
+  int reload_as(const std::string& function, uint32_t prog_type);
   // Every fd this object holds (maps, then programs).
   std::vector<int> fds() const;
 
@@ -46,8 +52,15 @@ class BpfObject {
     int fd = -1;
     ImageMap info;
   };
+  struct Program {
+    int fd = -1;
+    uint32_t type = 0;
+    std::string code;  // with this object's map fds, for reload_as
+  };
   std::map<std::string, Map> maps_;
-  std::map<std::string, int> programs_;
+  std::map<std::string, Program> programs_;
+  std::string license_;
+  uint32_t kern_version_ = 0;
   int btf_fd_ = -1;  // the maps' BTF, when a map type needs it
   mutable std::map<std::string, std::unique_ptr<ebpf::TableDesc>> table_descs_;  // get_table's
 };

@@ -17,6 +17,7 @@
 #include <map>
 #include <set>
 
+#include "runtime/kallsyms_shortcut.h"
 #include "runtime/loader.h"
 #include "runtime/stderr_capture.h"
 #include "runtime/verifier_log.h"
@@ -59,7 +60,7 @@ std::string reverify_with_log(const Plan& plan, const PlanAttach& a) {
   auto* insns = reinterpret_cast<const bpf_insn*>(module.function_start(a.function));
   if (insns == nullptr) return "";
   std::string log(1 << 20, '\0');
-  int fd = module.bcc_func_load(static_cast<int>(program_type_of(a.kind)), a.function.c_str(),
+  int fd = module.bcc_func_load(static_cast<int>(program_type_of(a)), a.function.c_str(),
                                 insns, static_cast<int>(module.function_size(a.function)),
                                 module.license(), module.kern_version(), 1, log.data(),
                                 static_cast<unsigned>(log.size()));
@@ -122,7 +123,7 @@ std::expected<ProgramImage, std::string> take_image(ebpf::BPFModule& m, const Pl
   for (const auto& [q, a] : attached_functions(plan)) {
     const uint8_t* start = m.function_start(a->function);
     if (start == nullptr) return std::unexpected("no function " + a->function + " in the program");
-    ImageFunction f{a->function, program_type_of(a->kind),
+    ImageFunction f{a->function, program_type_of(*a),
                     std::string(reinterpret_cast<const char*>(start), m.function_size(a->function)),
                     {}};
     auto refs = take_map_references(f.code, [&](int fd) {
@@ -199,6 +200,12 @@ uint32_t program_type_of(ProbeKind kind) {
   }
 }
 
+uint32_t program_type_of(const PlanAttach& a) {
+  if (a.kind == ProbeKind::Tracepoint && !a.reads_record && !a.tracepoint.starts_with("syscalls:"))
+    return BPF_PROG_TYPE_RAW_TRACEPOINT;
+  return program_type_of(a.kind);
+}
+
 std::string compile_failure_message(const std::string& log) {
   std::string errors = log.empty() ? "(libbcc printed nothing)" : log;
   return fmt::format(
@@ -221,6 +228,7 @@ namespace {
 CompileOutcome compile_with(ebpf::BPF& bpf, const Plan& plan, bool full_verifier_log) {
   CompileOutcome r;
   StderrCapture capture;
+  KallsymsShortcut no_kallsyms_scan;
   ebpf::StatusTuple st = bpf.init(plan.c_source, {}, usdt_probes(plan));
   if (!st.ok()) {
     r.log = without_libbcc_noise(capture.finish());
@@ -234,7 +242,7 @@ CompileOutcome compile_with(ebpf::BPF& bpf, const Plan& plan, bool full_verifier
   // (which has the C lines: BTF line info the session's own load does not carry).
   for (const auto& [q, a] : attached_functions(plan)) {
     int fd = -1;
-    st = bpf.load_func(a->function, static_cast<bpf_prog_type>(program_type_of(a->kind)), fd);
+    st = bpf.load_func(a->function, static_cast<bpf_prog_type>(program_type_of(*a)), fd);
     if (!st.ok()) {
       r.log = without_libbcc_noise(capture.finish());
       r.error = verifier_failure_message(*q, a->function, st.msg(), r.log);
@@ -255,7 +263,7 @@ CompileOutcome compile_with(ebpf::BPF& bpf, const Plan& plan, bool full_verifier
 }  // namespace
 
 CompileOutcome compile_here(const Plan& plan, bool full_verifier_log) {
-  ebpf::BPF bpf;
+  ebpf::BPF bpf(0, nullptr, /*rw_engine_enabled=*/false);
   return compile_with(bpf, plan, full_verifier_log);
 }
 
@@ -298,7 +306,9 @@ CompileOutcome compile_in_child(const Plan& plan, bool full_verifier_log) {
   if (child == 0) {
     close(pipe_fds[0]);
     // Never destroyed: tearing libbcc's module down would only delay the reply; exit frees it.
-    auto* bpf = new ebpf::BPF();
+    // No "rw engine": libbcc would JIT a text reader and writer for every map's key and value,
+    // for its table API's string conversions, which bpfql never uses (it reads maps itself).
+    auto* bpf = new ebpf::BPF(0, nullptr, /*rw_engine_enabled=*/false);
     CompileOutcome outcome = compile_with(*bpf, plan, full_verifier_log);
     bool sent = write_all(pipe_fds[1], encode_outcome(outcome));
     close(pipe_fds[1]);  // the parent goes on now, not after this process's teardown

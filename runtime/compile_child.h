@@ -31,6 +31,12 @@ CompileOutcome compile_here(const Plan& plan, bool full_verifier_log);
 
 // The bpf_prog_type of a probe kind.
 uint32_t program_type_of(ProbeKind kind);
+// The bpf_prog_type an attach's function is loaded as: a raw tracepoint for a tracepoint whose
+// record the program never reads (the kernel then calls it without building the record, about
+// half the cost of a tracepoint program on a syscall), except the syscalls category, whose
+// events are no tracepoints of their own; otherwise that of its kind. attach.h falls back to a
+// tracepoint program when the kernel has no raw tracepoint of the name.
+uint32_t program_type_of(const PlanAttach& a);
 
 // The messages of a failed compile and of a verifier rejection (as the loader always said them).
 std::string compile_failure_message(const std::string& log);

@@ -79,7 +79,7 @@ std::expected<std::string, std::string> program_cache_key(const Plan& plan) {
   for (const auto& q : plan.queries)
     for (const auto& a : q.attaches) {
       if (functions.insert(a.function).second)
-        key += fmt::format("function {} {}\n", a.function, program_type_of(a.kind));
+        key += fmt::format("function {} {}\n", a.function, program_type_of(a));
       if (a.kind != ProbeKind::Usdt) continue;
       if (a.pid >= 0)
         return std::unexpected("USDT probes limited to a process are not cached");

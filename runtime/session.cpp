@@ -98,6 +98,10 @@ bool Run::setup() {
   }
   AttachResult attached = attach_all(*bpf_, plan_, probes_);
   if (options_.verbose && !attached.log.empty()) std::cerr << attached.log;
+  if (options_.verbose && attached.raw_tracepoints > 0)
+    std::cerr << "bpfql: " << attached.raw_tracepoints << " of " << attached.probes
+              << " probes attached as raw tracepoints (their programs read no field of the "
+                 "record, which the kernel then does not build)\n";
   if (!attached.error.empty()) {
     say(attached.error);
     return false;

@@ -80,7 +80,7 @@ LoadResult load_in_child(const Plan& plan) {
     for (const auto& q : plan.queries) {
       for (const auto& a : q.attaches) {
         int fd = -1;
-        auto loaded = bpf.load_func(a.function, static_cast<bpf_prog_type>(program_type_of(a.kind)), fd);
+        auto loaded = bpf.load_func(a.function, static_cast<bpf_prog_type>(program_type_of(a)), fd);
         if (!loaded.ok()) {
           fprintf(stderr, "load %s: %s\n", a.function.c_str(), loaded.msg().c_str());
           _exit(3);

@@ -202,6 +202,31 @@ TEST_CASE("count() by comm: the Plan describes the key, value and attach point")
         std::string::npos);
 }
 
+TEST_CASE("reads_record: set exactly when the program reads a field of its tracepoint record") {
+  auto reads = [](const std::string& probe, const std::string& rest) {
+    Plan plan = plan_for("name: q\nprobe: " + probe + "\n" + rest);
+    REQUIRE(plan.queries.size() == 1);
+    REQUIRE(plan.queries[0].attaches.size() == 1);
+    return plan.queries[0].attaches[0].reads_record;
+  };
+  const std::string sched = "tracepoint:sched:sched_switch";
+  // Builtins only: helpers, no record.
+  CHECK_FALSE(reads(sched, "select: [comm, pid, cpu, count()]\ngroup_by: [comm, pid, cpu]"));
+  CHECK_FALSE(reads(sched, "where: pid == 1 && comm == \"x\"\nselect: count()"));
+  CHECK_FALSE(reads(sched, "select: [ts, tid]"));  // streaming, perf_submit passes the context
+  // A field anywhere: a filter, a key, an aggregate, a streamed column.
+  CHECK(reads(sched, "where: args.prev_pid == 1\nselect: count()"));
+  CHECK(reads(sched, "select: [args.next_pid, count()]\ngroup_by: args.next_pid"));
+  CHECK(reads(sched, "select: sum(args.prev_prio)"));
+  CHECK(reads(sched, "select: [ts, args.prev_state]"));
+  // A char[] field compared in place, and one copied into the key.
+  CHECK(reads(sched, "where: args.prev_comm == \"swapper/0\"\nselect: count()"));
+  CHECK(reads(sched, "select: [args.next_comm, count()]\ngroup_by: args.next_comm"));
+  // A __data_loc string.
+  CHECK(reads("tracepoint:sched:sched_process_exec",
+              "where: args.filename == \"/bin/true\"\nselect: count()"));
+}
+
 TEST_CASE("aggregates: value offsets, signedness and histogram parameters") {
   Plan plan = plan_for(read_file(kGoldenDir / "min_max_avg_stats.yml"));
   const PlanQuery& q = plan.queries[0];

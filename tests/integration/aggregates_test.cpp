@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/integration/harness.h"
+#include "tests/integration/kernel_state.h"
 
 namespace bpfql::test {
 namespace {
@@ -231,6 +232,25 @@ TEST_CASE("sched_process_fork counted by the parent's pid field") {
   REQUIRE(rows.size() == 1);
   CHECK(rows[0]["parent"] == "bpfql-wl");
   CHECK(as_int(rows[0]["forks"]) == 25);
+}
+
+TEST_CASE("a tracepoint query that reads no field runs as a raw tracepoint and counts the same") {
+  BPFQL_REQUIRE_ROOT();
+  std::vector<std::string> raw;
+  TraceRun run = trace({.queries = {query_file("forks.yml"), query_file("forks-fieldless.yml")},
+                        .workload = {"fork", "25"},
+                        .while_tracing = [&](const Process& bpfql) {
+                          raw = raw_tracepoints_held_by(bpfql.pid());
+                        }});
+  // Only the query without fields: forks.yml reads args.parent_pid, so it needs the record.
+  CHECK(raw == std::vector<std::string>{"sched_process_fork"});
+  json fieldless = final_rows(run, "forks-fieldless");
+  REQUIRE(fieldless.size() == 1);
+  CHECK(fieldless[0]["parent"] == "bpfql-wl");
+  CHECK(as_int(fieldless[0]["forks"]) == 25);
+  json with_fields = final_rows(run, "forks");
+  REQUIRE(with_fields.size() == 1);
+  CHECK(as_int(with_fields[0]["forks"]) == 25);
 }
 
 }  // namespace

@@ -28,6 +28,23 @@ std::vector<uint32_t> bpf_programs_held_by(pid_t pid) {
   return ids;
 }
 
+std::vector<std::string> raw_tracepoints_held_by(pid_t pid) {
+  std::vector<std::string> names;
+  std::string proc = "/proc/" + std::to_string(pid);
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(proc + "/fdinfo", ec)) {
+    std::ifstream info(entry.path());
+    bool raw = false;
+    std::string name;
+    for (std::string line; std::getline(info, line);) {
+      if (line == "link_type:\traw_tracepoint") raw = true;
+      if (line.rfind("tp_name:\t", 0) == 0) name = line.substr(9);
+    }
+    if (raw) names.push_back(name);
+  }
+  return names;
+}
+
 bool bpf_program_loaded(uint32_t id) {
   union bpf_attr attr;
   std::memset(&attr, 0, sizeof attr);

@@ -15,6 +15,10 @@ namespace bpfql::test {
 // Ids of the BPF programs process `pid` holds an fd to (/proc/PID/fdinfo "prog_id:").
 std::vector<uint32_t> bpf_programs_held_by(pid_t pid);
 
+// The tracepoint names of the raw tracepoint links process `pid` holds (fdinfo "tp_name:" of
+// its fds with "link_type: raw_tracepoint").
+std::vector<std::string> raw_tracepoints_held_by(pid_t pid);
+
 // Whether program `id` is still loaded (BPF_PROG_GET_FD_BY_ID).
 bool bpf_program_loaded(uint32_t id);
 

@@ -3,6 +3,7 @@
 // whole plan with stop_after, and detach fast. Needs root; skipped with a message otherwise.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <linux/bpf.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -163,6 +164,62 @@ TEST_CASE("root: a hand-written plan loads, attaches, counts getppid() and clear
   CHECK(u64_cell(rows[0].cells[0]) == 10);
   CHECK(std::get<Histogram>(rows[0].cells[1]).buckets.at(0).count == 10);
 
+  detach_all(std::move(loaded.bpf), probes, /*background=*/false);
+}
+
+TEST_CASE("root: a program that reads no record runs as a raw tracepoint") {
+  if (!can_load_bpf()) return;
+  Plan plan = counting_plan();
+  plan.queries[0].attaches = {tracepoint("q0_probe0", "raw_syscalls:sys_enter")};
+  plan.queries[0].attaches[0].reads_record = false;
+  LoadResult loaded = load_program(plan);
+  REQUIRE_MESSAGE(loaded.bpf, loaded.error);
+  CHECK(loaded.bpf->program_type("q0_probe0") == BPF_PROG_TYPE_RAW_TRACEPOINT);
+  CHECK(loaded.bpf->program_type("q1_probe0") == BPF_PROG_TYPE_TRACEPOINT);  // reads_record
+  MapReader maps;
+  REQUIRE(maps.open(*loaded.bpf, plan) == "");
+  Attachments probes;
+  AttachResult attached = attach_all(*loaded.bpf, plan, probes);
+  REQUIRE_MESSAGE(attached.error.empty(), attached.error);
+  CHECK(attached.probes == 2);
+  CHECK(attached.raw_tracepoints == 1);
+
+  call_getppid(1000);
+  // Every system call of this process from the attach on: the getppid()s, and a few more (the
+  // end of attach_all restoring stderr, the map read's own bpf() calls, which enter first).
+  auto rows = build_rows(plan.queries[0], maps.read(plan.queries[0]), {});
+  REQUIRE(rows.size() == 1);
+  CHECK(u64_cell(rows[0].cells[1]) >= 1000);
+  CHECK(u64_cell(rows[0].cells[1]) <= 1100);
+  rows = build_rows(plan.queries[1], maps.read(plan.queries[1]), {});
+  REQUIRE(rows.size() == 1);
+  CHECK(u64_cell(rows[0].cells[0]) == 1000);
+  detach_all(std::move(loaded.bpf), probes, /*background=*/false);
+}
+
+TEST_CASE("root: a raw tracepoint program whose tracepoint has no raw tracepoint is attached as a "
+          "tracepoint program") {
+  if (!can_load_bpf()) return;
+  Plan plan = counting_plan();
+  LoadResult loaded = load_program(plan);
+  REQUIRE_MESSAGE(loaded.bpf, loaded.error);
+  // As if the compiler had chosen a raw tracepoint for an event whose tracepoint is named
+  // otherwise: sys_enter_getppid is an event of the syscalls category, not a tracepoint.
+  REQUIRE(loaded.bpf->reload_as("q0_probe0", BPF_PROG_TYPE_RAW_TRACEPOINT) >= 0);
+  CHECK(loaded.bpf->program_type("q0_probe0") == BPF_PROG_TYPE_RAW_TRACEPOINT);
+  MapReader maps;
+  REQUIRE(maps.open(*loaded.bpf, plan) == "");
+  Attachments probes;
+  AttachResult attached = attach_all(*loaded.bpf, plan, probes);
+  REQUIRE_MESSAGE(attached.error.empty(), attached.error);
+  CHECK(attached.probes == 2);
+  CHECK(attached.raw_tracepoints == 0);
+  CHECK(loaded.bpf->program_type("q0_probe0") == BPF_PROG_TYPE_TRACEPOINT);
+
+  call_getppid(1000);
+  auto rows = build_rows(plan.queries[0], maps.read(plan.queries[0]), {});
+  REQUIRE(rows.size() == 1);
+  CHECK(u64_cell(rows[0].cells[1]) == 1000);
   detach_all(std::move(loaded.bpf), probes, /*background=*/false);
 }
 
