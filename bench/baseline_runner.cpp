@@ -2,10 +2,12 @@
 // its maps and exits — the "hand-written BCC" and "empty program" modes of the benchmarks,
 // without Python.
 //
-//   bench_baseline FILE.c [-t CATEGORY:NAME=FUNCTION]... [--dump N] [-D NAME=VALUE]...
+//   bench_baseline FILE.c [-t CATEGORY:NAME=FUNCTION]... [-r NAME=FUNCTION]... [--dump N]
+//                  [-D NAME=VALUE]...
 //
 // Every TRACEPOINT_PROBE(category, name) in FILE.c is attached to its tracepoint; -t attaches
-// a plain function as well (several tracepoints may share one function). Once everything is
+// a plain function as well (several tracepoints may share one function); -r attaches a plain
+// function as a raw tracepoint (the tracepoint's name alone, e.g. sys_enter). Once everything is
 // attached it prints "Tracing N tracepoints" on stderr, then waits for SIGINT/SIGTERM or end
 // of stdin, detaches (timed), and prints each map: up to N entries (default 20, 0 = none),
 // per-CPU values summed, zero array slots skipped. Timings go to stderr as "timing: ..." lines.
@@ -38,14 +40,15 @@ void on_signal(int) { g_stop = 1; }
 struct Options {
   std::string file;
   std::vector<std::pair<std::string, std::string>> attach;  // tracepoint, function
+  std::vector<std::pair<std::string, std::string>> raw;     // raw tracepoint, function
   std::vector<std::string> cflags;
   int dump = 20;
 };
 
 [[noreturn]] void usage() {
   std::fprintf(stderr,
-               "usage: bench_baseline FILE.c [-t CATEGORY:NAME=FUNCTION]... [--dump N] "
-               "[-D NAME=VALUE]...\n");
+               "usage: bench_baseline FILE.c [-t CATEGORY:NAME=FUNCTION]... "
+               "[-r NAME=FUNCTION]... [--dump N] [-D NAME=VALUE]...\n");
   std::exit(2);
 }
 
@@ -54,11 +57,12 @@ Options parse_options(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     bool has_value = i + 1 < argc;
-    if (arg == "-t" && has_value) {
+    if ((arg == "-t" || arg == "-r") && has_value) {
       std::string spec = argv[++i];
       auto eq = spec.find('=');
       if (eq == std::string::npos) usage();
-      options.attach.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
+      (arg == "-t" ? options.attach : options.raw)
+          .emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
     } else if (arg == "--dump" && has_value) {
       options.dump = std::atoi(argv[++i]);
     } else if (arg == "-D" && has_value) {
@@ -225,8 +229,8 @@ int main(int argc, char** argv) {
   std::string source = read_file(options.file);
   auto attach = tracepoint_probes(source);
   attach.insert(attach.end(), options.attach.begin(), options.attach.end());
-  if (attach.empty()) {
-    std::fprintf(stderr, "bench_baseline: %s has no TRACEPOINT_PROBE and no -t given\n",
+  if (attach.empty() && options.raw.empty()) {
+    std::fprintf(stderr, "bench_baseline: %s has no TRACEPOINT_PROBE and no -t or -r given\n",
                  options.file.c_str());
     return 2;
   }
@@ -251,12 +255,21 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  for (const auto& [tracepoint, function] : options.raw) {
+    status = bpf.attach_raw_tracepoint(tracepoint, function);
+    if (!status.ok()) {
+      std::fprintf(stderr, "bench_baseline: attach raw %s: %s\n", tracepoint.c_str(),
+                   status.msg().c_str());
+      return 1;
+    }
+  }
   std::fprintf(stderr, "timing: init_ms=%.1f attach_ms=%.1f\n", init_ms, ms_since(start) - init_ms);
-  std::fprintf(stderr, "Tracing %zu tracepoints\n", attach.size());
+  std::fprintf(stderr, "Tracing %zu tracepoints\n", attach.size() + options.raw.size());
 
   wait_for_stop();
   auto stop = std::chrono::steady_clock::now();
   for (const auto& [tracepoint, function] : attach) bpf.detach_tracepoint(tracepoint);
+  for (const auto& [tracepoint, function] : options.raw) bpf.detach_raw_tracepoint(tracepoint);
   double detach_ms = ms_since(stop);
   if (options.dump > 0) {
     for (const auto& name : map_names(source)) dump_map(bpf, name, options.dump);

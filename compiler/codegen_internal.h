@@ -26,6 +26,8 @@ inline constexpr uint64_t kMaxHistEntries = 1000000;
 // Distinct stacks a query can hold between two prints (a print frees those it read); as
 // bpftrace's default.
 inline constexpr uint32_t kStackTraceEntries = 4096;
+static_assert((kStackTraceEntries & (kStackTraceEntries - 1)) == 0,
+              "a stack trace map's size is a power of two");
 
 struct ProgramState {
   std::set<CHelper> helpers;

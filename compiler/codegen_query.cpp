@@ -320,7 +320,10 @@ std::string query_declarations(const CheckedQuery& q, const QueryLayout& L) {
                        L.map("start"), max_entries);
   if (q.streaming()) out += fmt::format("BPF_PERF_OUTPUT({});\n", L.map("events"));
   if (L.uses_stacks)
-    out += fmt::format("BPF_STACK_TRACE({}, {});\n", L.map("stacks"), kStackTraceEntries);
+    // BPF_STACK_TRACE would round the size up with roundup_pow_of_two(), from <linux/log2.h>,
+    // which the compile leaves out (see compile_cflags() in runtime/compile_child.h).
+    out += fmt::format("BPF_TABLE(\"stacktrace\", int, struct bpf_stacktrace, {}, {});\n",
+                       L.map("stacks"), kStackTraceEntries);
   if (!L.scratch.empty())
     out += fmt::format("BPF_PERCPU_ARRAY({0}, struct {0}, 1);  /* too big for the stack */\n",
                        L.scratch.tag());

@@ -56,7 +56,10 @@ std::string reverify_with_log(const Plan& plan, const PlanAttach& a) {
   if (!usdt_probes(plan).empty()) return "";  // init() prepends USDT readers we cannot rebuild
   StderrCapture quiet;  // libbcc prints the log too; ours is the one kept
   ebpf::BPFModule module(0);
-  if (module.load_string(plan.c_source, nullptr, 0) != 0) return "";
+  std::vector<const char*> flags;
+  for (const auto& f : compile_cflags()) flags.push_back(f.c_str());
+  if (module.load_string(plan.c_source, flags.data(), static_cast<int>(flags.size())) != 0)
+    return "";
   auto* insns = reinterpret_cast<const bpf_insn*>(module.function_start(a.function));
   if (insns == nullptr) return "";
   std::string log(1 << 20, '\0');
@@ -187,6 +190,15 @@ std::string child_death(int status) {
 
 }  // namespace
 
+const std::vector<std::string>& compile_cflags() {
+  static const std::vector<std::string> flags = {
+      "-D_LINUX_LOG2_H",   // <linux/log2.h>
+      "-D_ASM_X86_PAGE_H", // <asm/page.h> on x86
+      "-D__ASM_PAGE_H",    // <asm/page.h> on arm64
+  };
+  return flags;
+}
+
 uint32_t program_type_of(ProbeKind kind) {
   switch (kind) {
     case ProbeKind::Tracepoint:
@@ -229,7 +241,7 @@ CompileOutcome compile_with(ebpf::BPF& bpf, const Plan& plan, bool full_verifier
   CompileOutcome r;
   StderrCapture capture;
   KallsymsShortcut no_kallsyms_scan;
-  ebpf::StatusTuple st = bpf.init(plan.c_source, {}, usdt_probes(plan));
+  ebpf::StatusTuple st = bpf.init(plan.c_source, compile_cflags(), usdt_probes(plan));
   if (!st.ok()) {
     r.log = without_libbcc_noise(capture.finish());
     if (st.msg().find("USDT") != std::string::npos || r.log.find("USDT") != std::string::npos)

@@ -72,7 +72,9 @@ std::string errno_text() { return std::strerror(errno); }
 }  // namespace
 
 std::expected<std::string, std::string> program_cache_key(const Plan& plan) {
-  std::string key = "bpfql program image 1\nlibbcc " LIBBCC_VERSION "\ncflags\n";
+  std::string key = "bpfql program image 1\nlibbcc " LIBBCC_VERSION "\ncflags";
+  for (const auto& flag : compile_cflags()) key += " " + flag;
+  key += "\n";
   key += compiler_libraries();
   key += kernel();
   std::set<std::string> functions;

@@ -72,7 +72,7 @@ LoadResult load_in_child(const Plan& plan) {
     dup2(fds[1], STDERR_FILENO);
     close(fds[0]);
     ebpf::BPF bpf;
-    auto status = bpf.init(plan.c_source, {}, usdt_probes(plan));
+    auto status = bpf.init(plan.c_source, compile_cflags(), usdt_probes(plan));
     if (!status.ok()) {
       fprintf(stderr, "init: %s\n", status.msg().c_str());
       _exit(2);

@@ -47,7 +47,7 @@ _Static_assert(sizeof(struct q0_scratch) == 288 &&
                __builtin_offsetof(struct q0_scratch, ev) == 0,
                "layout of struct q0_scratch");
 BPF_PERF_OUTPUT(q0_events);
-BPF_STACK_TRACE(q0_stacks, 4096);
+BPF_TABLE("stacktrace", int, struct bpf_stacktrace, q0_stacks, 4096);
 BPF_PERCPU_ARRAY(q0_scratch, struct q0_scratch, 1);  /* too big for the stack */
 BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
 

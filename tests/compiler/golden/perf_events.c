@@ -18,7 +18,7 @@ _Static_assert(sizeof(struct q0_val) == 8 &&
                __builtin_offsetof(struct q0_val, n) == 0,
                "layout of struct q0_val");
 BPF_PERCPU_HASH(q0_vals, struct q0_key, struct q0_val, 10240);
-BPF_STACK_TRACE(q0_stacks, 4096);
+BPF_TABLE("stacktrace", int, struct bpf_stacktrace, q0_stacks, 4096);
 BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */

@@ -182,7 +182,7 @@ _Static_assert(sizeof(struct q2_val) == 8 &&
                __builtin_offsetof(struct q2_val, n) == 0,
                "layout of struct q2_val");
 BPF_PERCPU_HASH(q2_vals, struct q2_key, struct q2_val, 10240);
-BPF_STACK_TRACE(q2_stacks, 4096);
+BPF_TABLE("stacktrace", int, struct bpf_stacktrace, q2_stacks, 4096);
 BPF_PERCPU_ARRAY(q2_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */

@@ -67,7 +67,7 @@ _Static_assert(sizeof(struct q1_val) == 16 &&
                __builtin_offsetof(struct q1_val, sum1) == 8,
                "layout of struct q1_val");
 BPF_PERCPU_HASH(q1_vals, struct q1_key, struct q1_val, 10240);
-BPF_STACK_TRACE(q1_stacks, 4096);
+BPF_TABLE("stacktrace", int, struct bpf_stacktrace, q1_stacks, 4096);
 BPF_PERCPU_ARRAY(q1_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
