@@ -77,6 +77,9 @@ Result<ParamDecl> param_decl(const Entry& param, const YamlSource& src) {
         scalar(*default_entry, fmt::format("a value of type {}", param_type_name(decl.type)));
     if (!text) return std::unexpected(text.error());
     auto value = parse_param_value(text->text, decl.type);
+    if (!value && decl.type == ParamType::String)  // the text itself is unprintable
+      return error_at(text->loc, fmt::format("the default of string parameter '{}' is invalid: {}",
+                                             decl.name, value.error()));
     if (!value)
       return error_at(
           text->loc, fmt::format("default '{}' of {} parameter '{}' does not fit its "

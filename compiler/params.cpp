@@ -64,6 +64,8 @@ std::expected<ParamValue, std::string> parse_param_value(std::string_view text, 
   value.type = type;
   switch (type) {
     case ParamType::String:
+      if (text.find('\0') != std::string_view::npos)
+        return std::unexpected("a string cannot contain a NUL byte");
       value.str = text;
       return value;
     case ParamType::Int:

@@ -184,6 +184,10 @@ TEST_CASE("params: declaration errors") {
        "0x hex) in the int64 range",
        2, 27},
       {"  n: {default: 5s, type: duration}\n", nullptr, 0, 0},  // type after default is fine
+      // At the default, not where $s is used; the unprintable text is not echoed.
+      {"  s: {type: string, default: \"a\\0b\"}\n",
+       "the default of string parameter 's' is invalid: a string cannot contain a NUL byte", 2,
+       31},
       {"  n: {type: duration, default: \"5 seconds\"}\n",
        "default '5 seconds' of duration parameter 'n' does not fit its type: expected a duration "
        "like 250ms, 5s, 1m or 1h",
