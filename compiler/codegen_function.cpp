@@ -216,7 +216,11 @@ void FunctionGen::ensure_event_zeroed() {
     line(fmt::format("{} {};", layout_.event.type(), layout_.event_var));
   else
     ensure_scratch();
-  line(fmt::format("__builtin_memset(&{0}, 0, sizeof({0}));", layout_.event_var));
+  if (layout_.event_zeroed < layout_.event.size())
+    line(fmt::format("__builtin_memset(&{}, 0, {});  /* up to the stacks */", layout_.event_var,
+                     layout_.event_zeroed));
+  else
+    line(fmt::format("__builtin_memset(&{0}, 0, sizeof({0}));", layout_.event_var));
 }
 
 // The value a new key starts from; in the scratch array it is a member nothing ever writes.
@@ -242,8 +246,12 @@ Result<void> FunctionGen::emit_member(const Expr& e, const std::string& lvalue, 
     auto* b = e.as<BuiltinRef>();
     if (!b || (b->which != Builtin::Kstack && b->which != Builtin::Ustack))
       return std::unexpected(unsupported(e, fmt::format("'{}' is not a stack", e.text)));
-    line(fmt::format("{} = {}.get_stackid({}, {});", lvalue, layout_.map("stacks"), env_.ctx,
-                     b->which == Builtin::Ustack ? "BPF_F_USER_STACK" : "0"));
+    const char* flags = b->which == Builtin::Ustack ? "BPF_F_USER_STACK" : "0";
+    if (query_.streaming())  // the event's own array; the kernel zeroes what the stack leaves
+      line(fmt::format("bpf_get_stack({}, {}, sizeof({}), {});", env_.ctx, lvalue, lvalue, flags));
+    else
+      line(fmt::format("{} = {}.get_stackid({}, {});", lvalue, layout_.map("stacks"), env_.ctx,
+                       flags));
     return {};
   }
   if (e.type.is_bool()) {

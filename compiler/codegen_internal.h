@@ -28,6 +28,9 @@ inline constexpr uint64_t kMaxHistEntries = 1000000;
 inline constexpr uint32_t kStackTraceEntries = 4096;
 static_assert((kStackTraceEntries & (kStackTraceEntries - 1)) == 0,
               "a stack trace map's size is a power of two");
+// A streamed event carries its stacks' addresses itself (bpf_get_stack), up to the kernel's
+// PERF_MAX_STACK_DEPTH: no stack map, so nothing to free and nothing that fills up.
+inline constexpr uint32_t kStreamStackFrames = 127;
 
 struct ProgramState {
   std::set<CHelper> helpers;
@@ -95,7 +98,10 @@ struct QueryLayout {
   std::map<std::string, StringHome> strings[2];  // per Role: canon → home
   std::set<std::string> stack_buffers[2];        // per Role: buffers declared on the stack
 
-  bool uses_stacks = false;  // a kstack/ustack key or value
+  bool uses_stacks = false;  // a kstack/ustack key (a stack map)
+  // Bytes of the event the function zeroes: all but its stacks' addresses, which come last and
+  // which bpf_get_stack writes whole (a too large memset is no BPF instruction).
+  uint32_t event_zeroed = 0;
   std::string map(const char* what) const { return prefix + "_" + what; }
 };
 

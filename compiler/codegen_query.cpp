@@ -24,21 +24,37 @@ uint32_t member_align(const Type& t) {
   }
 }
 
+// How a key or an event holds a stack: a map key holds the stack's id in the stack map; a
+// streamed event holds the addresses themselves.
+enum class StackMember { Id, Frames };
+
 // Members for the values of `exprs` (named after `columns`), widest alignment first so no
 // padding is needed between them; returns their C names in the order of `exprs`.
 std::vector<std::string> add_members(StructLayout& s, const std::vector<const Expr*>& exprs,
                                      const std::vector<std::string>& columns, const char* fallback,
-                                     std::set<std::string> taken) {
+                                     std::set<std::string> taken, StackMember stacks) {
   std::vector<std::string> names;
   for (size_t i = 0; i < exprs.size(); ++i)
     names.push_back(c_names::field_name(columns[i], fmt::format("{}{}", fallback, i), taken));
+  auto frames = [&](const Type& t) {
+    return t.kind == TypeKind::Stack && stacks == StackMember::Frames;
+  };
+  auto align = [&](const Type& t) { return frames(t) ? 8u : member_align(t); };
   std::vector<size_t> order(exprs.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  // Stack addresses go last: the event is zeroed only up to them (bpf_get_stack fills them).
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return member_align(exprs[a]->type) > member_align(exprs[b]->type);
+    bool fa = frames(exprs[a]->type), fb = frames(exprs[b]->type);
+    if (fa != fb) return fb;
+    return align(exprs[a]->type) > align(exprs[b]->type);
   });
   for (size_t i : order) {
     const Type& t = exprs[i]->type;
+    if (frames(t)) {
+      s.append(names[i], "u64", kStreamStackFrames, kStreamStackFrames * 8, 8,
+               columns[i] + " (addresses, 0 after the last)");
+      continue;
+    }
     uint32_t size = member_size(t);
     std::string type = t.is_string() ? "char"
                        : t.is_bool() ? "u8"
@@ -103,7 +119,7 @@ Result<void> layout_key(const CheckedQuery& q, QueryLayout& L) {
     exprs.push_back(k.expr.get());
     columns.push_back(k.name);
   }
-  L.key_members = add_members(L.key, exprs, columns, "k", {});
+  L.key_members = add_members(L.key, exprs, columns, "k", {}, StackMember::Id);
   L.key.pad_to_multiple(8);
   bool has_hist = std::any_of(q.aggregates.begin(), q.aggregates.end(),
                               [](const AggregateItem& a) { return is_histogram(a.kind); });
@@ -158,8 +174,12 @@ void layout_event(const CheckedQuery& q, QueryLayout& L) {
     exprs.push_back(item.expr.get());
     columns.push_back(item.name);
   }
-  L.event_members = add_members(L.event, exprs, columns, "f", {"ts"});
+  L.event_members = add_members(L.event, exprs, columns, "f", {"ts"}, StackMember::Frames);
   L.event.pad_to_multiple(8);
+  L.event_zeroed = L.event.size();
+  for (size_t i = 0; i < exprs.size(); ++i)
+    if (exprs[i]->type.kind == TypeKind::Stack)
+      L.event_zeroed = std::min(L.event_zeroed, member(L.event, L.event_members[i])->offset);
 }
 
 // Decides every string's home; returns the buffers of each role, still to be placed.
@@ -277,7 +297,6 @@ Result<QueryLayout> layout_query(const CheckedQuery& q, int index) {
   layout_values(q, L);
   layout_event(q, L);
   for (const auto& k : q.keys) L.uses_stacks |= k.expr->type.kind == TypeKind::Stack;
-  for (const auto& s : q.stream) L.uses_stacks |= s.expr->type.kind == TypeKind::Stack;
   place_storage(q, L, layout_strings(q, L));
   return L;
 }

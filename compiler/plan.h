@@ -67,7 +67,8 @@ struct PlanField {
   std::string name;  // the output column name
   ValueKind kind = ValueKind::Unsigned;
   uint32_t offset = 0;
-  uint32_t size = 0;  // integers 1/2/4/8; strings: the char array size; stacks: 4 (stack id)
+  uint32_t size = 0;  // integers 1/2/4/8; strings: the char array size; stacks: 4 (a stack id
+                      // in the query's stack map) or 8 per address (a streamed event's own)
   Display display = Display::None;
 };
 

@@ -74,6 +74,16 @@ Cell raw_field(const PlanField& f, std::span<const uint8_t> record, int pid,
       return read_string(record, f.offset, f.size);
     case ValueKind::KernelStack:
     case ValueKind::UserStack: {
+      if (f.size > 4) {  // the addresses themselves (a streamed event), 0 after the last
+        std::vector<uint64_t> addresses;
+        for (uint32_t at = f.offset; at + 8 <= f.offset + f.size; at += 8) {
+          uint64_t a = read_unsigned(record, at, 8);
+          if (a == 0) break;
+          addresses.push_back(a);
+        }
+        if (!hooks.frames) return StackValue{};
+        return hooks.frames(f.kind, addresses, pid);
+      }
       auto id = static_cast<int32_t>(read_signed(record, f.offset, 4));
       if (!hooks.stacks) return StackValue{};
       return hooks.stacks(f.kind, id, pid);

@@ -19,6 +19,9 @@ int64_t read_signed(std::span<const uint8_t> record, uint32_t offset, uint32_t s
 
 // Stack id → symbolized frames. The session supplies one backed by the query's stack map.
 using StackSymbolizer = std::function<StackValue(ValueKind kind, int32_t stack_id, int pid)>;
+// A stack's addresses (as a streamed event carries them, 0 after the last) → symbolized frames.
+using FrameSymbolizer =
+    std::function<StackValue(ValueKind kind, std::span<const uint64_t> addresses, int pid)>;
 
 // Raw cell → displayed cell (syscall(), user(), ...). The session supplies apply_display.
 using DisplayFunction =
@@ -27,6 +30,7 @@ using DisplayFunction =
 struct DecodeHooks {
   StackSymbolizer stacks;   // may be empty: stack fields then decode to empty StackValues
   DisplayFunction display;  // may be empty: display functions are then not applied
+  FrameSymbolizer frames;   // for stacks held as addresses; may be empty, as `stacks`
 };
 
 // The process a record belongs to (for usym()/ustack): the integer field named "pid", else -1.

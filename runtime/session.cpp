@@ -55,7 +55,9 @@ class Run {
   int start_and_loop(SignalFd& signals);
 
  private:
-  DecodeHooks hooks(const PlanQuery& q) { return DecodeHooks{stacks_.for_query(q), &shown}; }
+  DecodeHooks hooks(const PlanQuery& q) {
+    return DecodeHooks{stacks_.for_query(q), &shown, &symbolize_frames};
+  }
   bool setup();
   void loop(SignalFd& signals);
   void print(Schedule::Entry& e, SteadyClock::time_point now, bool regular);

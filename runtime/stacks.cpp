@@ -6,6 +6,7 @@
 #include <linux/bpf.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <vector>
@@ -44,7 +45,13 @@ StackValue StackSymbolizers::symbolize(const std::string& map, ValueKind kind, i
   std::vector<uint64_t> addrs(m.value_size / 8);
   uint32_t key = static_cast<uint32_t>(id);
   if (bpf_lookup_elem(m.fd, &key, addrs.data()) != 0) return out;
-  for (uint64_t addr : addrs) {
+  auto end = std::find(addrs.begin(), addrs.end(), uint64_t{0});
+  return symbolize_frames(kind, std::span<const uint64_t>(addrs.data(), end - addrs.begin()), pid);
+}
+
+StackValue symbolize_frames(ValueKind kind, std::span<const uint64_t> addresses, int pid) {
+  StackValue out;
+  for (uint64_t addr : addresses) {
     if (addr == 0) break;
     if (kind == ValueKind::KernelStack)
       out.frames.push_back(ksym_name(addr));

@@ -1,5 +1,6 @@
-// Stack ids (from BPF_STACK_TRACE maps) → symbolized frames, for kstack/ustack fields. Reads the
-// stack map by its fd (a dup this object owns).
+// Stacks → symbolized frames, for kstack/ustack fields: ids of a BPF_STACK_TRACE map (keys of
+// aggregates; read by the map's fd, a dup this object owns), or the addresses a streamed event
+// carries itself.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,9 @@
 #include "runtime/decode.h"
 
 namespace bpfql {
+
+// Addresses → frames: kernel symbols, or the process's user symbols (hex without a pid).
+StackValue symbolize_frames(ValueKind kind, std::span<const uint64_t> addresses, int pid);
 
 class StackSymbolizers {
  public:

@@ -4,6 +4,7 @@
 #include "compiler/codegen.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -200,6 +201,37 @@ TEST_CASE("count() by comm: the Plan describes the key, value and attach point")
   CHECK(plan.c_source.find("#include") == std::string::npos);
   CHECK(plan.c_source.find("BPF_PERCPU_HASH(q0_vals, struct q0_key, struct q0_val, 10240);") !=
         std::string::npos);
+}
+
+TEST_CASE("stacks: a map of stack ids for keys; a streamed event holds its stack's addresses") {
+  Plan streamed = plan_for(
+      "name: q\nprobe: tracepoint:sched:sched_switch\nselect: [pid, kstack, ustack]\n");
+  const PlanQuery& s = streamed.queries[0];
+  CHECK(s.stack_map.empty());
+  CHECK(streamed.c_source.find("stacktrace") == std::string::npos);
+  REQUIRE(s.event_fields.size() == 3);
+  for (size_t i : {1, 2}) {
+    const PlanField& f = s.event_fields[i];
+    CHECK(f.size == 127 * 8);
+    CHECK(f.offset % 8 == 0);
+    CHECK(f.offset >= s.event_fields[0].offset + s.event_fields[0].size);  // stacks come last
+  }
+  CHECK(s.event_fields[1].kind == ValueKind::KernelStack);
+  CHECK(s.event_fields[2].kind == ValueKind::UserStack);
+  std::string body = function_body(streamed.c_source, "q0_p0");
+  CHECK(body.find("bpf_get_stack(args, sc->ev.kstack, sizeof(sc->ev.kstack), 0);") !=
+        std::string::npos);
+  CHECK(body.find("bpf_get_stack(args, sc->ev.ustack, sizeof(sc->ev.ustack), BPF_F_USER_STACK);") !=
+        std::string::npos);
+  // Zeroed up to the stacks only (bpf_get_stack writes them whole).
+  CHECK(body.find(fmt::format("__builtin_memset(&sc->ev, 0, {});", s.event_fields[1].offset)) !=
+        std::string::npos);
+
+  Plan keyed = plan_for(
+      "name: q\nprobe: tracepoint:sched:sched_switch\nselect: [kstack, count()]\n"
+      "group_by: kstack\n");
+  CHECK(keyed.queries[0].stack_map == "q0_stacks");
+  CHECK(keyed.queries[0].keys.at(0).size == 4);
 }
 
 TEST_CASE("reads_record: set exactly when the program reads a field of its tracepoint record") {

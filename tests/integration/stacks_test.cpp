@@ -122,6 +122,53 @@ TEST_CASE("kstack of a system call tracepoint: the kernel's syscall path, symbol
   CHECK(calls == 25);
 }
 
+TEST_CASE("streamed kstack: every event carries its own symbolized kernel stack") {
+  BPFQL_REQUIRE_ROOT();
+  TempDir dir;
+  // Only the kernel query: the uprobe one is exercised below on its target.
+  std::string query = dir.write("kstack-events.yml", R"(name: getppid-kstack-events
+params:
+  pid: {type: int}
+probe: tracepoint:syscalls:sys_enter_getppid
+where: pid == $pid
+select: [tid, kstack]
+)");
+  TraceRun run = trace({.queries = {query}, .workload = {"getppid", "40"}});
+  std::vector<json> events = events_of(run, "getppid-kstack-events");
+  CHECK(events.size() == 40);
+  for (const json& event : events) {
+    INFO("event: " << event.dump());
+    REQUIRE(event["kstack"].is_array());
+    bool through_syscall_entry = false;
+    for (const json& frame : event["kstack"]) {
+      std::string f = frame.get<std::string>();
+      CHECK(f.rfind("0x", 0) != 0);  // every frame has a name
+      if (f.rfind("do_syscall_64", 0) == 0) through_syscall_entry = true;
+    }
+    CHECK(through_syscall_entry);
+  }
+}
+
+TEST_CASE("streamed ustack: each uprobe event has the target's frames, innermost first") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("stream-stacks.yml")},
+                        .params = {{"target", BPFQL_UPROBE_TARGET}},
+                        .pass_pid = false,
+                        .command = {BPFQL_UPROBE_TARGET, "7", "1000"}});
+  std::vector<json> events = events_of(run, "add-ustack-events");
+  REQUIRE(events.size() == 7);
+  for (size_t i = 0; i < events.size(); ++i) {
+    const json& event = events[i];
+    INFO("event: " << event.dump());
+    CHECK(as_int(event["i"]) == static_cast<int64_t>(i));
+    REQUIRE(event["ustack"].is_array());
+    REQUIRE(event["ustack"].size() >= 2);
+    CHECK(event["ustack"][0] == "bpfql_target_add");
+    CHECK(event["ustack"][1].get<std::string>().rfind("main+0x", 0) == 0);
+  }
+  CHECK(events_of(run, "getppid-kstack-events").empty());  // pid -1: no process
+}
+
 TEST_CASE("a CPU profile of a busy process, folded: its samples go through main") {
   BPFQL_REQUIRE_ROOT();
   // One CPU second of spinning (do_spin is inlined into main), then a pause before exiting.

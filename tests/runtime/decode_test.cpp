@@ -2,6 +2,7 @@
 #include "runtime/decode.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <cstring>
@@ -131,6 +132,29 @@ TEST_CASE("stack fields go through the symbolizer with their id, kind and pid") 
   REQUIRE(std::holds_alternative<StackValue>(cell));
   CHECK(std::get<StackValue>(cell).frames.at(0) ==
         std::to_string(static_cast<int>(ValueKind::UserStack)) + ":9:31");
+}
+
+TEST_CASE("a stack held as addresses goes to the frame symbolizer, up to the first 0") {
+  Bytes ev(16 + 4 * 8);
+  ev.put<uint32_t>(8, 77).put<uint64_t>(16, 0xa1).put<uint64_t>(24, 0xb2).put<uint64_t>(40, 0xdead);
+  std::vector<PlanField> fields = {field("pid", ValueKind::Unsigned, 8, 4),
+                                   field("kstack", ValueKind::KernelStack, 16, 32)};
+  DecodeHooks hooks;
+  hooks.stacks = [](ValueKind, int32_t, int) { return StackValue{{"by id"}}; };
+  hooks.frames = [](ValueKind k, std::span<const uint64_t> addresses, int pid) {
+    StackValue out;
+    for (uint64_t a : addresses)
+      out.frames.push_back(fmt::format("{}:{:x}:{}", static_cast<int>(k), a, pid));
+    return out;
+  };
+  auto cell = decode_field(fields[1], ev.data, record_pid(fields, ev.data), {}, hooks);
+  REQUIRE(std::holds_alternative<StackValue>(cell));
+  std::string k = std::to_string(static_cast<int>(ValueKind::KernelStack));
+  // 0xdead comes after the terminating 0: not part of the stack.
+  CHECK(std::get<StackValue>(cell).frames ==
+        std::vector<std::string>{k + ":a1:77", k + ":b2:77"});
+  hooks.frames = nullptr;
+  CHECK(std::get<StackValue>(decode_field(fields[1], ev.data, 77, {}, hooks)).frames.empty());
 }
 
 TEST_CASE("per-CPU values: counts and sums add, min/max skip CPUs that saw nothing") {

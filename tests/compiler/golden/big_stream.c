@@ -31,23 +31,23 @@ struct q0_event {
   char args_filename[256]; /* args.filename */
   char comm[16];
   u32 pid;
-  s32 ustack;              /* ustack (stack id) */
+  u8 __pad0[4];
+  u64 ustack[127];         /* ustack (addresses, 0 after the last) */
 } __attribute__((packed, aligned(8)));
-_Static_assert(sizeof(struct q0_event) == 288 &&
+_Static_assert(sizeof(struct q0_event) == 1304 &&
                __builtin_offsetof(struct q0_event, ts) == 0 &&
                __builtin_offsetof(struct q0_event, args_filename) == 8 &&
                __builtin_offsetof(struct q0_event, comm) == 264 &&
                __builtin_offsetof(struct q0_event, pid) == 280 &&
-               __builtin_offsetof(struct q0_event, ustack) == 284,
+               __builtin_offsetof(struct q0_event, ustack) == 288,
                "layout of struct q0_event");
 struct q0_scratch {
   struct q0_event ev;
 } __attribute__((packed, aligned(8)));
-_Static_assert(sizeof(struct q0_scratch) == 288 &&
+_Static_assert(sizeof(struct q0_scratch) == 1304 &&
                __builtin_offsetof(struct q0_scratch, ev) == 0,
                "layout of struct q0_scratch");
 BPF_PERF_OUTPUT(q0_events);
-BPF_TABLE("stacktrace", int, struct bpf_stacktrace, q0_stacks, 4096);
 BPF_PERCPU_ARRAY(q0_scratch, struct q0_scratch, 1);  /* too big for the stack */
 BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
 
@@ -74,7 +74,7 @@ int q0_p0(struct tp_syscalls_sys_enter_openat *args) {
   struct q0_scratch *sc = q0_scratch.lookup(&idx0);
   if (!sc)
     return 0;
-  __builtin_memset(&sc->ev, 0, sizeof(sc->ev));
+  __builtin_memset(&sc->ev, 0, 288);  /* up to the stacks */
   bpf_get_current_comm(sc->ev.comm, sizeof(sc->ev.comm));
   if ((*(u16 *)&sc->ev.comm[0] ^ 0x0079) == 0)
     return 0;
@@ -83,7 +83,7 @@ int q0_p0(struct tp_syscalls_sys_enter_openat *args) {
   bpf_probe_read_user_str(sc->ev.args_filename, sizeof(sc->ev.args_filename), (void *)args->filename);
   u64 pid_tgid = bpf_get_current_pid_tgid();
   sc->ev.pid = (u32)(pid_tgid >> 32);
-  sc->ev.ustack = q0_stacks.get_stackid(args, BPF_F_USER_STACK);
+  bpf_get_stack(args, sc->ev.ustack, sizeof(sc->ev.ustack), BPF_F_USER_STACK);
   if (q0_events.perf_submit(args, &sc->ev, sizeof(sc->ev)) < 0)  /* the buffer is full */
     q0_lose();
   return 0;
