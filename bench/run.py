@@ -602,7 +602,9 @@ def run_overhead(cfg, log):
     for rnd in range(cfg.rounds):
         for query in cfg.queries:
             calls = max(1000, cfg.calls // query.calls_div)
-            for mode in cfg.modes:
+            # Forward in even rounds, backward in odd ones: a disturbance that comes at the same
+            # point of every round (or a slow drift) does not always land on the same mode.
+            for mode in cfg.modes if rnd % 2 == 0 else list(reversed(cfg.modes)):
                 if mode == "rawfloor" and not query.raw:
                     results[query.id][mode].append(None)
                     flagged[query.id][mode].append(None)

@@ -83,7 +83,8 @@ Result<std::string> probe_function(const CheckedQuery& q, const QueryLayout& lay
   auto text = gen.generate();
   if (!text) return text;
   plan.attaches.push_back(attach_of(q, probe, env.function));
-  plan.attaches.back().reads_record = probe.kind == ProbeKind::Tracepoint && gen.reads_record();
+  plan.attaches.back().raw_tracepoint_ok =
+      probe.kind == ProbeKind::Tracepoint && gen.raw_tracepoint_ok();
   return text;
 }
 

@@ -247,6 +247,7 @@ Result<void> FunctionGen::emit_member(const Expr& e, const std::string& lvalue, 
     if (!b || (b->which != Builtin::Kstack && b->which != Builtin::Ustack))
       return std::unexpected(unsupported(e, fmt::format("'{}' is not a stack", e.text)));
     const char* flags = b->which == Builtin::Ustack ? "BPF_F_USER_STACK" : "0";
+    if (b->which == Builtin::Kstack) kernel_stack_ = true;
     if (query_.streaming())  // the event's own array; the kernel zeroes what the stack leaves
       line(fmt::format("bpf_get_stack({}, {}, sizeof({}), {});", env_.ctx, lvalue, lvalue, flags));
     else

@@ -40,9 +40,9 @@ class FunctionGen {
 
   // The whole function, starting with a comment naming the query and its line.
   Result<std::string> generate();
-  // After generate(): whether the function reads its tracepoint's record (a field). One that
-  // does not can run as a raw tracepoint, which the kernel calls without building the record.
-  bool reads_record() const { return reads_record_; }
+  // After generate(): whether the function can run as a raw tracepoint (which the kernel calls
+  // without building the record): it reads no field of the record and takes no kernel stack.
+  bool raw_tracepoint_ok() const { return !reads_record_ && !kernel_stack_; }
 
  private:
   // Statements (codegen_function.cpp).
@@ -105,6 +105,7 @@ class FunctionGen {
   std::set<std::string> done_;
   int counter_ = 0;
   bool reads_record_ = false;
+  bool kernel_stack_ = false;
 };
 
 }  // namespace bpfql::codegen

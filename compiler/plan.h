@@ -55,9 +55,11 @@ struct PlanAttach {
   uint32_t perf_config = 0;    // PERF_COUNT_*
   uint64_t sample_period = 0;  // one of period / frequency is set
   uint64_t sample_freq = 0;
-  // Tracepoint: the program reads fields of the record. One that reads none runs as a raw
-  // tracepoint where the kernel has one of that name (the record is then never built).
-  bool reads_record = true;
+  // Tracepoint: the program reads no field of the record and takes no kernel stack, so it can
+  // run as a raw tracepoint where the kernel has one of that name (the record is then never
+  // built). A kernel stack taken from a raw tracepoint would begin with the BPF program and the
+  // tracepoint's own functions.
+  bool raw_tracepoint_ok = false;
 };
 
 enum class ValueKind { Unsigned, Signed, Bool, String, KernelStack, UserStack };

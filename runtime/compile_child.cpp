@@ -213,7 +213,8 @@ uint32_t program_type_of(ProbeKind kind) {
 }
 
 uint32_t program_type_of(const PlanAttach& a) {
-  if (a.kind == ProbeKind::Tracepoint && !a.reads_record && !a.tracepoint.starts_with("syscalls:"))
+  if (a.kind == ProbeKind::Tracepoint && a.raw_tracepoint_ok &&
+      !a.tracepoint.starts_with("syscalls:"))
     return BPF_PROG_TYPE_RAW_TRACEPOINT;
   return program_type_of(a.kind);
 }

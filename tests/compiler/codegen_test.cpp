@@ -234,29 +234,37 @@ TEST_CASE("stacks: a map of stack ids for keys; a streamed event holds its stack
   CHECK(keyed.queries[0].keys.at(0).size == 4);
 }
 
-TEST_CASE("reads_record: set exactly when the program reads a field of its tracepoint record") {
-  auto reads = [](const std::string& probe, const std::string& rest) {
+TEST_CASE("raw_tracepoint_ok: no field of the record read and no kernel stack taken") {
+  auto raw = [](const std::string& probe, const std::string& rest) {
     Plan plan = plan_for("name: q\nprobe: " + probe + "\n" + rest);
     REQUIRE(plan.queries.size() == 1);
     REQUIRE(plan.queries[0].attaches.size() == 1);
-    return plan.queries[0].attaches[0].reads_record;
+    return plan.queries[0].attaches[0].raw_tracepoint_ok;
   };
   const std::string sched = "tracepoint:sched:sched_switch";
   // Builtins only: helpers, no record.
-  CHECK_FALSE(reads(sched, "select: [comm, pid, cpu, count()]\ngroup_by: [comm, pid, cpu]"));
-  CHECK_FALSE(reads(sched, "where: pid == 1 && comm == \"x\"\nselect: count()"));
-  CHECK_FALSE(reads(sched, "select: [ts, tid]"));  // streaming, perf_submit passes the context
+  CHECK(raw(sched, "select: [comm, pid, cpu, count()]\ngroup_by: [comm, pid, cpu]"));
+  CHECK(raw(sched, "where: pid == 1 && comm == \"x\"\nselect: count()"));
+  CHECK(raw(sched, "select: [ts, tid]"));  // streaming: perf_submit passes the context
+  // A user stack is the task's; a kernel stack from a raw tracepoint would start inside the
+  // BPF program and the tracepoint's code.
+  CHECK(raw(sched, "select: [ustack, count()]\ngroup_by: ustack"));
+  CHECK(raw(sched, "select: [ts, ustack]"));
+  CHECK_FALSE(raw(sched, "select: [kstack, count()]\ngroup_by: kstack"));
+  CHECK_FALSE(raw(sched, "select: [ts, kstack]"));
   // A field anywhere: a filter, a key, an aggregate, a streamed column.
-  CHECK(reads(sched, "where: args.prev_pid == 1\nselect: count()"));
-  CHECK(reads(sched, "select: [args.next_pid, count()]\ngroup_by: args.next_pid"));
-  CHECK(reads(sched, "select: sum(args.prev_prio)"));
-  CHECK(reads(sched, "select: [ts, args.prev_state]"));
+  CHECK_FALSE(raw(sched, "where: args.prev_pid == 1\nselect: count()"));
+  CHECK_FALSE(raw(sched, "select: [args.next_pid, count()]\ngroup_by: args.next_pid"));
+  CHECK_FALSE(raw(sched, "select: sum(args.prev_prio)"));
+  CHECK_FALSE(raw(sched, "select: [ts, args.prev_state]"));
   // A char[] field compared in place, and one copied into the key.
-  CHECK(reads(sched, "where: args.prev_comm == \"swapper/0\"\nselect: count()"));
-  CHECK(reads(sched, "select: [args.next_comm, count()]\ngroup_by: args.next_comm"));
+  CHECK_FALSE(raw(sched, "where: args.prev_comm == \"swapper/0\"\nselect: count()"));
+  CHECK_FALSE(raw(sched, "select: [args.next_comm, count()]\ngroup_by: args.next_comm"));
   // A __data_loc string.
-  CHECK(reads("tracepoint:sched:sched_process_exec",
-              "where: args.filename == \"/bin/true\"\nselect: count()"));
+  CHECK_FALSE(raw("tracepoint:sched:sched_process_exec",
+                  "where: args.filename == \"/bin/true\"\nselect: count()"));
+  // Only tracepoints.
+  CHECK_FALSE(raw("profile:hz:99", "select: [comm, count()]\ngroup_by: comm"));
 }
 
 TEST_CASE("aggregates: value offsets, signedness and histogram parameters") {

@@ -15,6 +15,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/integration/harness.h"
+#include "tests/integration/kernel_state.h"
 
 namespace bpfql::test {
 namespace {
@@ -146,6 +147,38 @@ select: [tid, kstack]
       if (f.rfind("do_syscall_64", 0) == 0) through_syscall_entry = true;
     }
     CHECK(through_syscall_entry);
+  }
+}
+
+TEST_CASE("kstack where a raw tracepoint would do otherwise: starts at the tracepoint's caller") {
+  BPFQL_REQUIRE_ROOT();
+  TempDir dir;
+  std::string query = dir.write("fork-kstack.yml", R"(name: fork-kstack
+params:
+  pid: {type: int}
+probe: tracepoint:sched:sched_process_fork
+where: pid == $pid
+select: [ts, kstack]
+)");
+  std::vector<std::string> raw = {"not read"};
+  TraceRun run = trace({.queries = {query},
+                        .workload = {"fork", "3"},
+                        .while_tracing = [&](const Process& bpfql) {
+                          raw = raw_tracepoints_held_by(bpfql.pid());
+                        }});
+  CHECK(raw.empty());  // a kernel stack keeps it an ordinary tracepoint
+  std::vector<json> events = events_of(run, "fork-kstack");
+  REQUIRE(events.size() == 3);
+  for (const json& event : events) {
+    INFO("kstack: " << event["kstack"].dump());
+    REQUIRE(!event["kstack"].empty());
+    bool through_clone = false;
+    for (const json& frame : event["kstack"]) {
+      std::string f = frame.get<std::string>();
+      CHECK(f.rfind("bpf_", 0) != 0);  // no frame of the BPF program or its dispatch
+      if (f.rfind("kernel_clone", 0) == 0) through_clone = true;
+    }
+    CHECK(through_clone);
   }
 }
 

@@ -171,11 +171,11 @@ TEST_CASE("root: a program that reads no record runs as a raw tracepoint") {
   if (!can_load_bpf()) return;
   Plan plan = counting_plan();
   plan.queries[0].attaches = {tracepoint("q0_probe0", "raw_syscalls:sys_enter")};
-  plan.queries[0].attaches[0].reads_record = false;
+  plan.queries[0].attaches[0].raw_tracepoint_ok = true;
   LoadResult loaded = load_program(plan);
   REQUIRE_MESSAGE(loaded.bpf, loaded.error);
   CHECK(loaded.bpf->program_type("q0_probe0") == BPF_PROG_TYPE_RAW_TRACEPOINT);
-  CHECK(loaded.bpf->program_type("q1_probe0") == BPF_PROG_TYPE_TRACEPOINT);  // reads_record
+  CHECK(loaded.bpf->program_type("q1_probe0") == BPF_PROG_TYPE_TRACEPOINT);  // not raw_tracepoint_ok
   MapReader maps;
   REQUIRE(maps.open(*loaded.bpf, plan) == "");
   Attachments probes;
