@@ -167,6 +167,16 @@ TEST_CASE("root: a hand-written plan loads, attaches, counts getppid() and clear
   detach_all(std::move(loaded.bpf), probes, /*background=*/false);
 }
 
+// Opens the plan's maps and attaches all of its (two) probes, failing the test otherwise.
+AttachResult open_and_attach(BpfObject& bpf, const Plan& plan, MapReader& maps,
+                             Attachments& probes) {
+  REQUIRE(maps.open(bpf, plan) == "");
+  AttachResult attached = attach_all(bpf, plan, probes);
+  REQUIRE_MESSAGE(attached.error.empty(), attached.error);
+  CHECK(attached.probes == 2);
+  return attached;
+}
+
 TEST_CASE("root: a program that reads no record runs as a raw tracepoint") {
   if (!can_load_bpf()) return;
   Plan plan = counting_plan();
@@ -177,12 +187,8 @@ TEST_CASE("root: a program that reads no record runs as a raw tracepoint") {
   CHECK(loaded.bpf->program_type("q0_probe0") == BPF_PROG_TYPE_RAW_TRACEPOINT);
   CHECK(loaded.bpf->program_type("q1_probe0") == BPF_PROG_TYPE_TRACEPOINT);  // not raw_tracepoint_ok
   MapReader maps;
-  REQUIRE(maps.open(*loaded.bpf, plan) == "");
   Attachments probes;
-  AttachResult attached = attach_all(*loaded.bpf, plan, probes);
-  REQUIRE_MESSAGE(attached.error.empty(), attached.error);
-  CHECK(attached.probes == 2);
-  CHECK(attached.raw_tracepoints == 1);
+  CHECK(open_and_attach(*loaded.bpf, plan, maps, probes).raw_tracepoints == 1);
 
   call_getppid(1000);
   // Every system call of this process from the attach on: the getppid()s, and a few more (the
@@ -208,12 +214,8 @@ TEST_CASE("root: a raw tracepoint program whose tracepoint has no raw tracepoint
   REQUIRE(loaded.bpf->reload_as("q0_probe0", BPF_PROG_TYPE_RAW_TRACEPOINT) >= 0);
   CHECK(loaded.bpf->program_type("q0_probe0") == BPF_PROG_TYPE_RAW_TRACEPOINT);
   MapReader maps;
-  REQUIRE(maps.open(*loaded.bpf, plan) == "");
   Attachments probes;
-  AttachResult attached = attach_all(*loaded.bpf, plan, probes);
-  REQUIRE_MESSAGE(attached.error.empty(), attached.error);
-  CHECK(attached.probes == 2);
-  CHECK(attached.raw_tracepoints == 0);
+  CHECK(open_and_attach(*loaded.bpf, plan, maps, probes).raw_tracepoints == 0);
   CHECK(loaded.bpf->program_type("q0_probe0") == BPF_PROG_TYPE_TRACEPOINT);
 
   call_getppid(1000);
