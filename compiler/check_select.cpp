@@ -172,14 +172,15 @@ Result<void> expand_star(const Located& star, const ExprScope& scope, CheckedQue
         return p.kind == ProbeKind::Tracepoint && p.format;
       }))
     return error_at(star.loc, "'*' selects the fields of a tracepoint; this probe has none");
-  std::vector<std::string> names;
+  // (name, builtin): a field may be named like a builtin (sched_process_exec's `pid`,
+  // sched_wakeup's `comm`): it is still the field, args.NAME.
+  std::vector<std::pair<std::string, bool>> names;
   for (const auto& field : probes[0].format->fields)
-    if (!field.is_common() && field.kind != FieldKind::Other) names.push_back(field.name);
-  names.push_back("comm");
-  names.push_back("pid");
-  for (const auto& name : names) {
+    if (!field.is_common() && field.kind != FieldKind::Other) names.emplace_back(field.name, false);
+  names.emplace_back("comm", true);
+  names.emplace_back("pid", true);
+  for (const auto& [name, builtin] : names) {
     ExprPtr expr = std::make_unique<Expr>();
-    bool builtin = name == "comm" || name == "pid";
     expr->node = builtin ? decltype(expr->node){Identifier{name}} : decltype(expr->node){FieldRef{name}};
     expr->loc = star.loc;
     expr->text = builtin ? name : "args." + name;

@@ -26,6 +26,29 @@ group_by: comm
   CHECK_FALSE(q.streaming());
 }
 
+TEST_CASE("select \"*\": the tracepoint's fields, then the builtins comm and pid") {
+  auto star = [](const char* probe) {
+    auto program = check_yaml(std::string("probe: ") + probe + "\nselect: \"*\"\n");
+    REQUIRE_MESSAGE(program, program.error().message);
+    const auto& q = program->queries.at(0);
+    CHECK(q.streaming());
+    std::vector<std::string> builtins;  // the items that are builtins, by column
+    for (const auto& item : q.stream)
+      if (item.expr->as<b::BuiltinRef>()) builtins.push_back(item.name);
+    CHECK(builtins == std::vector<std::string>{"comm", "pid"});
+    return q.columns;
+  };
+  CHECK(star("tracepoint:syscalls:sys_enter_openat") ==
+        std::vector<std::string>{"args.__syscall_nr", "args.dfd", "args.filename", "args.flags",
+                                 "args.mode", "comm", "pid"});
+  // Fields named like builtins stay fields: no column twice, none lost.
+  CHECK(star("tracepoint:sched:sched_process_exec") ==
+        std::vector<std::string>{"args.filename", "args.pid", "args.old_pid", "comm", "pid"});
+  CHECK(star("tracepoint:sched:sched_wakeup") ==
+        std::vector<std::string>{"args.comm", "args.pid", "args.prio", "args.target_cpu", "comm",
+                                 "pid"});
+}
+
 TEST_CASE("a group_by key that is not selected comes first in the columns (BPFQL)") {
   auto program = check_yaml(R"(
 BPFQL:
