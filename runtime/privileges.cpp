@@ -91,7 +91,8 @@ PrivilegeDrop drop_privileges_after_attach(const Plan& plan) {
   uint64_t keep = 0;
   for (int cap : r.kept) keep |= uint64_t{1} << cap;
   // The bounding set and securebits need CAP_SETPCAP: change them before capset drops it.
-  for (int cap = 0; cap <= last_capability(); ++cap) {
+  const int last = last_capability();  // read once: its opens would show in bpfql's own traces
+  for (int cap = 0; cap <= last; ++cap) {
     if (keep & (uint64_t{1} << cap)) continue;
     if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
       problems.push_back("bounding set: " + errno_text());
