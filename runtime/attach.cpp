@@ -232,7 +232,6 @@ AttachResult attach_all(BpfObject& bpf, const Plan& plan, Attachments& out) {
   size_t index = 0;
   for (const auto& q : plan.queries) {
     for (const auto& a : q.attaches) {
-      size_t before = out.owned().size();
       std::string reason = attach_one(bpf, a, index++, out);
       if (!reason.empty()) {
         r.log = without_libbcc_noise(capture.finish());
@@ -240,9 +239,11 @@ AttachResult attach_all(BpfObject& bpf, const Plan& plan, Attachments& out) {
         return r;
       }
       ++r.probes;
-      if (out.owned().size() > before && out.owned().back().link) ++r.raw_tracepoints;
     }
   }
+  // Each raw tracepoint is one PlanAttach with one link.
+  r.raw_tracepoints = static_cast<int>(std::count_if(
+      out.owned().begin(), out.owned().end(), [](const OwnedProbe& p) { return p.link; }));
   r.log = without_libbcc_noise(capture.finish());
   return r;
 }

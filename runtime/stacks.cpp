@@ -6,7 +6,6 @@
 #include <linux/bpf.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstring>
 #include <set>
 #include <vector>
@@ -45,8 +44,7 @@ StackValue StackSymbolizers::symbolize(const std::string& map, ValueKind kind, i
   std::vector<uint64_t> addrs(m.value_size / 8);
   uint32_t key = static_cast<uint32_t>(id);
   if (bpf_lookup_elem(m.fd, &key, addrs.data()) != 0) return out;
-  auto end = std::find(addrs.begin(), addrs.end(), uint64_t{0});
-  return symbolize_frames(kind, std::span<const uint64_t>(addrs.data(), end - addrs.begin()), pid);
+  return symbolize_frames(kind, addrs, pid);  // stops at the first 0
 }
 
 StackValue symbolize_frames(ValueKind kind, std::span<const uint64_t> addresses, int pid) {
