@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "compiler/c_names.h"
 #include "compiler/histogram_sums.h"
 #include "runtime/loader.h"
 #include "runtime/probe_support.h"
@@ -98,6 +99,14 @@ int command_compile(const PipelineInput& input) {
   auto plan = compile_queries(input, catalog);
   if (!plan) return 2;
   std::cout << plan->c_source;
+  if (!plan->constants.empty()) {
+    std::cout << "\n/* Run-time constants (the loader writes each into its BPFQL_CONST):\n";
+    for (size_t i = 0; i < plan->constants.size(); ++i)
+      std::cout << fmt::format(" *   {:#x} = {} ({})\n", kRuntimeConstantMagic | i,
+                               plan->constants[i].value,
+                               c_names::comment_text(plan->constants[i].source));
+    std::cout << " */\n";
+  }
   return 0;
 }
 

@@ -93,15 +93,22 @@ void add_query_options(CLI::App* cmd, Args& args) {
   cmd->add_option("--pid", args.pid, "Only this process (uprobes, USDT and the pid: key)");
 }
 
-// `bpfql FILE...` means `bpfql run FILE...`.
+// `bpfql [RUN OPTIONS] FILE...` means `bpfql run [RUN OPTIONS] FILE...`.
 std::vector<std::string> with_default_command(int argc, char** argv) {
   static const std::set<std::string> commands = {"run", "check", "compile", "list", "serve", "help"};
+  // run's options that take a value as the next word
+  static const std::set<std::string> with_value = {"-p", "--param", "--interval", "--stop-after",
+                                                   "--pid", "-f", "--format", "-o", "--output"};
   std::vector<std::string> words(argv + 1, argv + argc);
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];
-    if (w == "-v" || w == "--verbose") continue;
-    if (w[0] == '-' || commands.count(w)) break;
-    words.insert(words.begin() + static_cast<long>(i), "run");
+    if (w.empty() || commands.count(w)) break;
+    if (w[0] == '-') {
+      if (w == "-h" || w == "--help" || w == "--version") break;
+      if (with_value.count(w)) ++i;
+      continue;
+    }
+    words.insert(words.begin(), "run");  // the first word that is neither option nor command
     break;
   }
   return words;

@@ -39,6 +39,7 @@ using ExprPtr = std::unique_ptr<Expr>;
 
 struct IntLiteral {
   uint64_t value = 0;  // durations are already in nanoseconds
+  bool from_param = false;  // an int/duration `$param`: generated as a run-time constant
 };
 struct StringLiteral {
   std::string value;  // unescaped bytes

@@ -96,10 +96,10 @@ class ExprChecker {
       case ParamType::Int:
       case ParamType::Duration:
         if (value.num >= 0) {
-          e.node = IntLiteral{static_cast<uint64_t>(value.num)};
+          e.node = IntLiteral{static_cast<uint64_t>(value.num), true};
         } else {
           auto magnitude = std::make_unique<Expr>();
-          magnitude->node = IntLiteral{0 - static_cast<uint64_t>(value.num)};
+          magnitude->node = IntLiteral{0 - static_cast<uint64_t>(value.num), true};
           magnitude->loc = e.loc;
           magnitude->text = e.text;
           e.node = Unary{UnaryOp::Neg, std::move(magnitude)};

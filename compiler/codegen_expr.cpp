@@ -60,6 +60,16 @@ std::string FunctionGen::cached(const std::string& name, const std::string& decl
   return name;
 }
 
+CValue FunctionGen::runtime_constant(uint64_t value, const std::string& source) {
+  auto& constants = program_.constants;
+  if (constants.size() >= kRuntimeConstantSlots) return literal(value);
+  uint64_t marker = kRuntimeConstantMagic | constants.size();
+  constants.push_back(PlanConstant{value, source});
+  use_helper(program_.helpers, CHelper::RuntimeConstant);
+  return CValue{fmt::format("BPFQL_CONST({:#x} /* {} */)", marker, c_names::comment_text(source)),
+                Type::integer(64, false)};
+}
+
 Result<CValue> FunctionGen::typed_value(const Expr& e) {
   auto v = value(e);
   if (!v) return v;
@@ -76,7 +86,12 @@ Result<std::string> FunctionGen::condition(const Expr& e) {
 }
 
 Result<CValue> FunctionGen::value(const Expr& e) {
-  if (auto* lit = e.as<IntLiteral>()) return literal(lit->value);
+  if (auto* lit = e.as<IntLiteral>()) {
+    // A literal that looks like a marker is one too, so that the loader never mistakes it.
+    if (lit->from_param || is_runtime_constant_marker(lit->value))
+      return runtime_constant(lit->value, lit->from_param ? e.text : "a literal like a marker");
+    return literal(lit->value);
+  }
   if (auto* lit = e.as<BoolLiteral>()) return CValue{lit->value ? "1" : "0", Type::boolean(), true};
   if (auto* b = e.as<BuiltinRef>()) return builtin(e, *b);
   if (auto* f = e.as<FieldRef>()) return field(e, *f);

@@ -160,7 +160,8 @@ Result<void> FunctionGen::emit_span_end_prologue() {
 Result<void> FunctionGen::emit_pid_filter() {
   if (query_.pid < 0 || attach_filters_pid(env_.probe->kind)) return {};
   std::string v = cached("pid_tgid", "u64 pid_tgid = bpf_get_current_pid_tgid();");
-  line(fmt::format("if ((u32)({} >> 32) != {})", v, query_.pid));
+  line(fmt::format("if ((u32)({} >> 32) != {})", v,
+                   runtime_constant(static_cast<uint64_t>(query_.pid), "--pid").text));
   line("  return 0;");
   return {};
 }

@@ -77,6 +77,8 @@ class FunctionGen {
   Result<CValue> argument(const Expr& e, int index);
   Result<CValue> emit_ppid(const Expr& e);
   std::string cached(const std::string& name, const std::string& decl);
+  // A u64 the loader writes in at run time (plan.h: PlanConstant); `source` says what gave it.
+  CValue runtime_constant(uint64_t value, const std::string& source);
   const TracepointField* format_field(const std::string& name) const;
   std::string record_field(const std::string& name);  // "args->name"; notes the record is read
 

@@ -7,6 +7,13 @@
 namespace bpfql::codegen {
 namespace {
 
+// An ld_imm64 of the marker, which clang cannot fold into anything: the loader finds it and
+// writes the value given at run time in its place.
+constexpr const char* kRuntimeConstant =
+    R"(/* a number given when bpfql runs (-p, --pid): the loader writes it into this instruction */
+#define BPFQL_CONST(marker) ({ u64 __c; asm("%0 = " #marker " ll" : "=r"(__c)); __c; })
+)";
+
 constexpr const char* kLog2 = R"(/* floor(log2(v)) for v > 0, without loops */
 static __always_inline u32 bpfql_log2(u64 v) {
   u32 r = 0;
@@ -106,6 +113,8 @@ const char* text_of(CHelper helper) {
       return kSDiv;
     case CHelper::SMod:
       return kSMod;
+    case CHelper::RuntimeConstant:
+      return kRuntimeConstant;
   }
   return "";
 }

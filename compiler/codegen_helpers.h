@@ -17,6 +17,7 @@ enum class CHelper {
   LogLinearSlotS,
   SDiv,  // signed division and modulo (the BPF ISA of LLVM 14 has only unsigned ones)
   SMod,
+  RuntimeConstant,  // BPFQL_CONST(marker): a value the loader writes in (plan.h)
 };
 
 // Adds `helper` and whatever it calls.

@@ -12,6 +12,7 @@
 #include "compiler/codegen_helpers.h"
 #include "compiler/codegen_layout.h"
 #include "compiler/codegen_tracepoint.h"
+#include "compiler/plan.h"
 
 namespace bpfql::codegen {
 
@@ -39,6 +40,7 @@ struct ProgramState {
   std::map<std::string, TracepointStruct> tracepoints;  // by "category:name"
   std::vector<std::string> tracepoint_order;            // first use first
   std::set<std::string> tracepoint_tags;
+  std::vector<PlanConstant> constants;  // run-time constants, by slot (plan.h)
 };
 
 // The two kinds of functions a query has: the main one per probe (filters, keys, aggregation or

@@ -139,9 +139,24 @@ struct PlanQuery {
   uint32_t max_entries = 10240;
 };
 
+// A number given when bpfql runs (an int or duration `$param`, `--pid`), not written into the C
+// as a literal: the C loads BPFQL_CONST(kRuntimeConstantMagic | slot) (an ld_imm64) and the
+// loader writes the value into that instruction. Another value is then the same program, and
+// the same program cache entry (a warm start).
+struct PlanConstant {
+  uint64_t value = 0;
+  std::string source;  // what gave it: "$pid", "--pid"
+};
+inline constexpr uint64_t kRuntimeConstantMagic = 0x9e3779b97f4a0000ULL;  // the slot: low 16 bits
+inline constexpr uint64_t kRuntimeConstantSlots = 0x10000;
+inline bool is_runtime_constant_marker(uint64_t v) {
+  return (v & ~(kRuntimeConstantSlots - 1)) == kRuntimeConstantMagic;
+}
+
 struct Plan {
   std::string c_source;
   std::vector<PlanQuery> queries;
+  std::vector<PlanConstant> constants;  // by slot
 };
 
 }  // namespace bpfql

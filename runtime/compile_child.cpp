@@ -128,13 +128,14 @@ std::expected<ProgramImage, std::string> take_image(ebpf::BPFModule& m, const Pl
     if (start == nullptr) return std::unexpected("no function " + a->function + " in the program");
     ImageFunction f{a->function, program_type_of(*a),
                     std::string(reinterpret_cast<const char*>(start), m.function_size(a->function)),
-                    {}};
+                    {}, {}};
     auto refs = take_map_references(f.code, [&](int fd) {
       auto it = map_of_fd.find(fd);
       return it == map_of_fd.end() ? -1 : it->second;
     });
     if (!refs) return std::unexpected(a->function + ": " + refs.error());
     f.map_refs = std::move(*refs);
+    f.constant_refs = take_constant_references(f.code);
     image.functions.push_back(std::move(f));
   }
   return image;

@@ -37,10 +37,17 @@ const PlanQuery& query_of(const Plan& plan, const std::string& function) {
 
 // Creates the maps and loads the programs in this process. On a rejection, the message is the
 // one the loader always gave (from libbcc's log on stderr).
-LoadResult load_image(const Plan& plan, const ProgramImage& image) {
+LoadResult load_image(const Plan& plan, const ProgramImage& compiled) {
   LoadResult r;
+  std::vector<uint64_t> values;
+  for (const auto& c : plan.constants) values.push_back(c.value);
+  auto image = with_constants(compiled, values);
+  if (!image) {
+    r.error = "the compiled program does not fit its plan: " + image.error();
+    return r;
+  }
   StderrCapture capture;
-  auto object = BpfObject::load(image);
+  auto object = BpfObject::load(*image);
   r.log = without_libbcc_noise(capture.finish());
   if (object) {
     r.bpf = std::move(*object);

@@ -16,8 +16,9 @@
 // generated config, the possible CPU count (perf buffer sizes), libbcc's environment variables,
 // each attached function's program type, and for USDT probes the target binaries' identity.
 // Plans with USDT probes limited to one process (--pid) are not cached: libbcc's argument readers
-// may hold addresses of that process. Query parameters (-p pid=N) are part of the generated C, so
-// each value is its own entry; the 256 most recently used entries are kept.
+// may hold addresses of that process. Int and duration parameters (-p pid=N) and --pid are not
+// in the C (run-time constants, plan.h), so one entry serves every value; bool and string ones
+// are, so each value is its own entry. The 256 most recently used entries are kept.
 #pragma once
 
 #include <sys/stat.h>

@@ -2,9 +2,12 @@
 // the machine): "BPFQLIMG", u32 format, str key, str license, u32 kern_version, str btf, u32
 // #maps, maps {str name, u32 type, key_size, value_size, max_entries, flags, btf_key_type_id,
 // btf_value_type_id}, u32 #functions, functions
-// {str name, u32 prog_type, str code, u32 #refs, refs {u32 insn, u32 map}}, u64 FNV-1a of all
+// {str name, u32 prog_type, str code, u32 #refs, refs {u32 insn, u32 map}, u32 #constants,
+// constants {u32 insn, u32 slot}}, u64 FNV-1a of all
 // the bytes before it. A str is a u32 length and the bytes.
 #include "runtime/program_image.h"
+
+#include <fmt/format.h>
 
 #include <cstring>
 
@@ -12,7 +15,7 @@ namespace bpfql {
 namespace {
 
 constexpr std::string_view kMagic = "BPFQLIMG";
-constexpr uint32_t kFormat = 2;
+constexpr uint32_t kFormat = 3;
 // Bounds a corrupt length cannot get past (the kernel's limits are lower still).
 constexpr uint32_t kMaxMaps = 4096, kMaxFunctions = 4096, kMaxInsns = 1'000'000;
 constexpr size_t kMaxBtf = 64 << 20;
@@ -76,6 +79,10 @@ std::string check_shape(const ProgramImage& image) {
       if (r.map >= image.maps.size() || size_t{r.insn} + 1 >= f.code.size() / 8 ||
           static_cast<uint8_t>(f.code[r.insn * 8]) != image_detail::kLdImm64)
         return "function " + f.name + ": a map reference points nowhere";
+    for (const auto& r : f.constant_refs)
+      if (size_t{r.insn} + 1 >= f.code.size() / 8 ||
+          static_cast<uint8_t>(f.code[r.insn * 8]) != image_detail::kLdImm64)
+        return "function " + f.name + ": a constant reference points nowhere";
   }
   return "";
 }
@@ -128,6 +135,11 @@ std::string encode_image(const ProgramImage& image, std::string_view key) {
       w.u32(r.insn);
       w.u32(r.map);
     }
+    w.u32(static_cast<uint32_t>(f.constant_refs.size()));
+    for (const auto& r : f.constant_refs) {
+      w.u32(r.insn);
+      w.u32(r.slot);
+    }
   }
   w.u64(fnv1a64(w.out()));
   return std::move(w.out());
@@ -171,6 +183,13 @@ std::expected<ProgramImage, std::string> decode_image(std::string_view bytes,
       ref.insn = r.u32();
       ref.map = r.u32();
     }
+    uint32_t nconstants = r.u32();
+    if (nconstants > kMaxInsns || r.failed()) return std::unexpected("truncated");
+    f.constant_refs.resize(nconstants);
+    for (auto& ref : f.constant_refs) {
+      ref.insn = r.u32();
+      ref.slot = r.u32();
+    }
   }
   if (r.failed() || !r.at_end()) return std::unexpected("truncated or trailing bytes");
   if (std::string bad = check_shape(image); !bad.empty()) return std::unexpected(bad);
@@ -184,6 +203,44 @@ std::string with_map_fds(const ImageFunction& f, const std::vector<int>& map_fds
     std::memcpy(code.data() + size_t{r.insn} * 8 + 4, &fd, 4);
   }
   return code;
+}
+
+std::vector<ConstantReference> take_constant_references(std::string& code) {
+  std::vector<ConstantReference> refs;
+  const size_t n = code.size() / 8;
+  for (size_t i = 0; i + 1 < n; ++i) {
+    auto* insn = reinterpret_cast<uint8_t*>(code.data() + i * 8);
+    if (insn[0] != image_detail::kLdImm64) continue;
+    if ((insn[1] >> 4) == 0) {
+      uint32_t lo, hi;
+      std::memcpy(&lo, insn + 4, 4);
+      std::memcpy(&hi, insn + 12, 4);
+      uint64_t value = uint64_t{hi} << 32 | lo;
+      if (is_runtime_constant_marker(value)) {
+        refs.push_back({static_cast<uint32_t>(i),
+                        static_cast<uint32_t>(value & (kRuntimeConstantSlots - 1))});
+        std::memset(insn + 4, 0, 4);
+        std::memset(insn + 12, 0, 4);
+      }
+    }
+    ++i;  // the second half of the ld_imm64
+  }
+  return refs;
+}
+
+std::expected<ProgramImage, std::string> with_constants(ProgramImage image,
+                                                        const std::vector<uint64_t>& values) {
+  for (auto& f : image.functions)
+    for (const auto& r : f.constant_refs) {
+      if (r.slot >= values.size())
+        return std::unexpected(fmt::format("function {} loads run-time constant {}, of {} given",
+                                           f.name, r.slot, values.size()));
+      uint32_t lo = static_cast<uint32_t>(values[r.slot]);
+      uint32_t hi = static_cast<uint32_t>(values[r.slot] >> 32);
+      std::memcpy(f.code.data() + size_t{r.insn} * 8 + 4, &lo, 4);
+      std::memcpy(f.code.data() + size_t{r.insn} * 8 + 12, &hi, 4);
+    }
+  return image;
 }
 
 }  // namespace bpfql

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "compiler/plan.h"
+
 namespace bpfql {
 
 struct ImageMap {
@@ -33,11 +35,18 @@ struct MapReference {
   uint32_t map = 0;
 };
 
+// An ld_imm64 at instruction `insn` that loads run-time constant `slot` (Plan::constants).
+struct ConstantReference {
+  uint32_t insn = 0;
+  uint32_t slot = 0;
+};
+
 struct ImageFunction {
   std::string name;
   uint32_t prog_type = 0;  // enum bpf_prog_type
-  std::string code;        // struct bpf_insn[], 8 bytes each; map fds zeroed
+  std::string code;        // struct bpf_insn[], 8 bytes each; map fds and constants zeroed
   std::vector<MapReference> map_refs;
+  std::vector<ConstantReference> constant_refs;
 };
 
 struct ProgramImage {
@@ -65,8 +74,17 @@ template <typename MapOfFd>
 std::expected<std::vector<MapReference>, std::string> take_map_references(std::string& code,
                                                                           MapOfFd map_of_fd);
 
+// Replaces every run-time constant marker in `code` (an ld_imm64 of kRuntimeConstantMagic | slot,
+// plan.h) by 0 and returns where they were.
+std::vector<ConstantReference> take_constant_references(std::string& code);
+
 // Writes map fds into a copy of the function's code.
 std::string with_map_fds(const ImageFunction& f, const std::vector<int>& map_fds);
+
+// The image with each function's run-time constants written in (`values` by slot); fails when a
+// reference names a slot `values` does not have.
+std::expected<ProgramImage, std::string> with_constants(ProgramImage image,
+                                                        const std::vector<uint64_t>& values);
 
 // FNV-1a 64: the checksum of encodings and the cache's file names (not a defence against
 // tampering: that is the cache directory's ownership, see program_cache.h).

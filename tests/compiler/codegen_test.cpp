@@ -385,9 +385,13 @@ TEST_CASE("--pid: a filter in tracepoint programs, an attach option for uprobes"
   options.pid = 4321;
   Plan tp = plan_for(read_file(kGoldenDir / "count_by_comm.yml"), {}, options);
   std::string body = function_body(tp.c_source, "q0_p0");
-  auto filter = body.find("if ((u32)(pid_tgid >> 32) != 4321)");
+  auto filter = body.find("if ((u32)(pid_tgid >> 32) != BPFQL_CONST(0x9e3779b97f4a0000 /* --pid */))");
   CHECK(filter != std::string::npos);
   CHECK(filter < body.find("bpf_get_current_comm"));
+  REQUIRE(tp.constants.size() == 1);
+  CHECK(tp.constants[0].value == 4321);
+  CHECK(tp.constants[0].source == "--pid");
+  CHECK(tp.c_source.find("4321") == std::string::npos);
   Plan up = plan_for(read_file(kGoldenDir / "uprobe.yml"), {}, options);
   CHECK(up.queries[0].attaches[0].pid == 4321);
   CHECK(up.c_source.find("4321") == std::string::npos);
@@ -668,4 +672,49 @@ select: count()
   body = function_body(mixed.c_source, "q0_p0");
   CHECK(body.find("((s64)(u32)(pid_tgid >> 32) > (-1))") != std::string::npos);
   CHECK(body.find("(((u64)args->order + 4294967295ULL) > 5)") != std::string::npos);
+}
+
+TEST_CASE("int and duration parameters are run-time constants: one program for every value") {
+  const std::string query = R"(params:
+  target: {type: int, default: 7}
+  floor: {type: duration, default: 1ms}
+  lo: {type: int, default: -3}
+  on: {type: bool, default: true}
+  who: {type: string, default: "sh"}
+probe: tracepoint:syscalls:sys_exit_read
+where: [pid == $target, args.ret > $lo, $on, comm == $who]
+select: sum(args.ret * $floor)
+)";
+  Plan a = plan_for(query);
+  Plan b = plan_for(query, {{"target", "123456"}, {"floor", "2s"}, {"lo", "-9"}});
+  CHECK(a.c_source == b.c_source);
+  REQUIRE(a.constants.size() == 3);
+  REQUIRE(b.constants.size() == 3);
+  CHECK(a.constants[0].value == 7);
+  CHECK(b.constants[0].value == 123456);
+  CHECK(b.constants[0].source == "$target");
+  CHECK(b.constants[1].value == 9);  // the magnitude: the C negates it
+  CHECK(b.constants[2].value == 2000000000);
+  CHECK(a.c_source.find("#define BPFQL_CONST(marker)") != std::string::npos);
+  // bool and string parameters shape the code: they stay literals, and their values are the
+  // program's
+  Plan c = plan_for(query, {{"who", "bash"}});
+  CHECK(c.c_source != a.c_source);
+  CHECK(c.c_source.find("0x68736162") != std::string::npos);  // "bash", a little-endian word
+}
+
+TEST_CASE("a literal that looks like a run-time constant marker is made one, with its value") {
+  Plan p = plan_for(R"(probe: tracepoint:syscalls:sys_enter_getppid
+where: pid != 0x9e3779b97f4a0001
+select: count()
+)");
+  REQUIRE(p.constants.size() == 1);
+  CHECK(p.constants[0].value == 0x9e3779b97f4a0001ULL);
+  CHECK(p.c_source.find("BPFQL_CONST(0x9e3779b97f4a0000") != std::string::npos);
+}
+
+TEST_CASE("a query without run-time constants defines no BPFQL_CONST") {
+  Plan p = plan_for(read_file(kGoldenDir / "count_by_comm.yml"));
+  CHECK(p.constants.empty());
+  CHECK(p.c_source.find("BPFQL_CONST") == std::string::npos);
 }

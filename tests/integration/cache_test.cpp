@@ -55,8 +55,7 @@ void check_warm(const TraceRun& run) {
 
 }  // namespace
 
-// Grouped by pid rather than filtered by it: a -p pid=N parameter is part of the generated C,
-// so each new workload pid would be a new program (a cache miss by design).
+// Grouped by pid: the workload's row, cold and warm.
 constexpr const char* kByPid = R"(queries:
   - name: getppid-by-pid
     probe: tracepoint:syscalls:sys_enter_getppid
@@ -97,6 +96,43 @@ TEST_CASE("a warm-cache run loads the stored program, skips libbcc and counts th
   CHECK(!has(uncached.err, "program cache"));
   CHECK(as_int(row_where(final_rows(uncached, "getppid-by-pid"),
                          {{"pid", uncached.workload_pid}})["calls"]) == 4321);
+}
+
+// -p pid=N and --pid N are run-time constants (plan.h): a new workload's pid is the same program.
+constexpr const char* kFilteredByPid = R"(params:
+  pid: {type: int}
+  min: {type: int, default: 0}
+probe: tracepoint:syscalls:sys_exit_read
+where: [pid == $pid, args.ret > $min]
+select: [count() as reads, sum(args.ret) as bytes]
+)";
+
+TEST_CASE("another -p / --pid value is the same program: a warm start that counts the new pid") {
+  BPFQL_REQUIRE_ROOT();
+  CacheDirEnv cache;
+  TempDir dir;
+  TraceSpec spec{.queries = {dir.write("filtered.yml", kFilteredByPid)},
+                 .workload = {"read", "777", "64"},
+                 .pid_option = true,
+                 .extra_args = {"-v"}};
+  TraceRun cold = trace(spec);
+  check_cold(cold);
+  spec.workload = {"read", "555", "32"};
+  spec.params = {{"min", "31"}};
+  TraceRun warm = trace(spec);
+  check_warm(warm);
+  CHECK(cold.workload_pid != warm.workload_pid);
+  json c = final_rows(cold, "filtered").at(0);
+  CHECK(as_int(c["reads"]) == 777);
+  CHECK(as_int(c["bytes"]) == 777 * 64);
+  json w = final_rows(warm, "filtered").at(0);
+  CHECK(as_int(w["reads"]) == 555);
+  CHECK(as_int(w["bytes"]) == 555 * 32);
+
+  spec.params = {{"min", "32"}};  // no read returns more than 32: the filter takes the new value
+  TraceRun none = trace(spec);
+  check_warm(none);
+  CHECK(as_int(final_rows(none, "filtered").at(0)["reads"]) == 0);
 }
 
 TEST_CASE("USDT argument readers come from the cache: the same strings and sums warm") {

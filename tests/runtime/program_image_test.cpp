@@ -121,7 +121,7 @@ TEST_CASE("map fds are taken out of ld_imm64 instructions and put back") {
   CHECK(imm_of(code, 3) == 0);
   CHECK(imm_of(code, 5) == 12345);
 
-  ImageFunction f{"f", 5, code, *refs};
+  ImageFunction f{"f", 5, code, *refs, {}};
   std::string patched = with_map_fds(f, {40, 41});
   CHECK(imm_of(patched, 1) == 40);
   CHECK(imm_of(patched, 3) == 41);
@@ -176,5 +176,53 @@ TEST_CASE("the BTF of storage maps travels with the image") {
   CHECK(out->maps[2].btf_key_type_id == 7);
   CHECK(out->maps[2].btf_value_type_id == 9);
   image.btf.clear();  // types that point into no BTF
+  CHECK(!decode_image(encode_image(image, "k"), "k"));
+}
+
+namespace {
+// An ld_imm64 of a 64-bit constant (src 0).
+std::string ld_imm64(uint8_t dst, uint64_t value) {
+  return insn(0x18, dst, 0, 0, static_cast<int32_t>(value)) +
+         insn(0, 0, 0, 0, static_cast<int32_t>(value >> 32));
+}
+uint64_t imm64_of(const std::string& code, size_t i) {
+  return static_cast<uint32_t>(imm_of(code, i)) |
+         uint64_t{static_cast<uint32_t>(imm_of(code, i + 1))} << 32;
+}
+}  // namespace
+
+TEST_CASE("run-time constants: markers are taken out of ld_imm64s, and values written in") {
+  std::string code = ld_imm64(1, kRuntimeConstantMagic | 1) + ld_map_fd(2, 7) +
+                     ld_imm64(3, 0x9e3779b97f4b0000ULL) +  // not the marker's high bits
+                     ld_imm64(4, kRuntimeConstantMagic) + kExit;
+  auto refs = take_constant_references(code);
+  REQUIRE(refs.size() == 2);
+  CHECK(refs[0].insn == 0);
+  CHECK(refs[0].slot == 1);
+  CHECK(refs[1].insn == 6);
+  CHECK(refs[1].slot == 0);
+  CHECK(imm64_of(code, 0) == 0);
+  CHECK(imm64_of(code, 6) == 0);
+  CHECK(imm64_of(code, 4) == 0x9e3779b97f4b0000ULL);
+
+  ProgramImage image = sample();
+  image.functions[1].code = code;
+  image.functions[1].constant_refs = refs;
+  auto decoded = decode_image(encode_image(image, "k"), "k");
+  REQUIRE_MESSAGE(decoded, decoded.error());
+  REQUIRE(decoded->functions[1].constant_refs.size() == 2);
+  CHECK(decoded->functions[1].constant_refs[0].slot == 1);
+
+  auto patched = with_constants(*decoded, {0xfffffffffffffffbULL, 4242});
+  REQUIRE_MESSAGE(patched, patched.error());
+  CHECK(imm64_of(patched->functions[1].code, 0) == 4242);
+  CHECK(imm64_of(patched->functions[1].code, 6) == 0xfffffffffffffffbULL);
+  CHECK(patched->functions[0].code == decoded->functions[0].code);
+
+  auto short_of_values = with_constants(*decoded, {1});
+  REQUIRE(!short_of_values);
+  CHECK(short_of_values.error().find("constant 1, of 1 given") != std::string::npos);
+
+  image.functions[1].constant_refs[0].insn = 10;  // past the end
   CHECK(!decode_image(encode_image(image, "k"), "k"));
 }

@@ -14,7 +14,7 @@ namespace {
 // write only to the program's own maps and buffers. Anything else, and above all the helpers that
 // write user memory, send signals, override return values or tail-call, is an injection (or a
 // new helper that needs a security review before it is added here).
-constexpr std::array<std::string_view, 40> kAllowedCalls = {
+constexpr std::array<std::string_view, 41> kAllowedCalls = {
     "if",
     "for",
     "while",
@@ -55,7 +55,12 @@ constexpr std::array<std::string_view, 40> kAllowedCalls = {
     "bpf_get_prandom_u32",
     "bpf_map_lookup_elem",
     "bpf_map_update_elem",
+    "BPFQL_CONST",  // a run-time constant: kRuntimeConstantDefine below
 };
+// The one macro generated C may define: an ld_imm64 of a marker the loader replaces with a
+// value given at run time (compiler/codegen_helpers.cpp). Its asm is allowed only here.
+constexpr std::string_view kRuntimeConstantDefine =
+    R"(#define BPFQL_CONST(marker) ({ u64 __c; asm("%0 = " #marker " ll" : "=r"(__c)); __c; }))";
 constexpr std::array<std::string_view, 4> kAllowedPrefixes = {"bpfql_", "BPF_", "PT_REGS_",
                                                               "__builtin_"};
 // BCC's map methods (`q0_vals.lookup(&key)`): on the program's own maps only.
@@ -150,7 +155,8 @@ class Scanner {
     bool include = first_on_line && text.starts_with("#include <") && text.ends_with(">") &&
                    std::all_of(text.begin() + 10, text.end() - 1,
                                [](char c) { return ident_char(c) || c == '/' || c == '.'; });
-    if (!include) problem_ = at("preprocessor line '" + std::string(text) + "'");
+    if (!include && !(first_on_line && text == kRuntimeConstantDefine))
+      problem_ = at("preprocessor line '" + std::string(text) + "'");
     i_ += text.size();
   }
 
