@@ -87,7 +87,9 @@ bool to_format(const std::string& name, bpfql::OutputFormat& format) {
 }
 
 void add_query_options(CLI::App* cmd, Args& args) {
-  cmd->add_option("-p,--param", args.params, "Set a query parameter: -p NAME=VALUE");
+  // One NAME=VALUE per -p: a vector option would otherwise take the query file after it too.
+  cmd->add_option("-p,--param", args.params, "Set a query parameter: -p NAME=VALUE")
+      ->allow_extra_args(false);
   cmd->add_option("--interval", args.interval, "Print every D (overrides the queries' interval)");
   cmd->add_option("--stop-after", args.stop_after, "Exit (and print) after D");
   cmd->add_option("--pid", args.pid, "Only this process (uprobes, USDT and the pid: key)");

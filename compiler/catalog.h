@@ -28,6 +28,13 @@ struct TracepointField {
   bool is_signed = false;
   FieldKind kind = FieldKind::Other;
   int array_len = 0;   // CharArray: N
+  // Integer: the declared type's own width and signedness where it is narrower than the slot.
+  // Syscall records keep each argument in an 8-byte slot marked signed:0, so "int dfd" holds a
+  // 32-bit int in its low bytes (AT_FDCWD is -100, not 4294967196). 0: the slot's own.
+  int value_size = 0;
+  bool value_signed = false;
+  int value_bytes() const { return value_size ? value_size : size; }
+  bool value_is_signed() const { return value_size ? value_signed : is_signed; }
   bool is_common() const { return name.rfind("common_", 0) == 0; }
 };
 

@@ -161,7 +161,8 @@ class ExprChecker {
 
   Result<Type> type_of_field(const Expr& e, const ProbeRef& probe, const TracepointField& field) {
     switch (field.kind) {
-      case FieldKind::Integer: return Type::integer(field.size * 8, field.is_signed);
+      case FieldKind::Integer:
+        return Type::integer(field.value_bytes() * 8, field.value_is_signed());
       case FieldKind::CharArray: return Type::string(StringSource::CharArray, field.array_len);
       case FieldKind::DataLoc:
         return Type::string(StringSource::DataLoc, static_cast<int>(scope_.strlen));

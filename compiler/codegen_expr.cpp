@@ -217,6 +217,10 @@ Result<CValue> FunctionGen::field(const Expr& e, const FieldRef& f) {
   if (e.type.is_string())
     return std::unexpected(unsupported(e, fmt::format("string '{}' used as a number", e.text)));
   // A pointer field is an unsigned address.
+  if (tf->kind == FieldKind::Integer && tf->value_size) {  // a narrower type in a wider slot
+    Type t = Type::integer(tf->value_size * 8, tf->value_signed);
+    return CValue{fmt::format("(({}){})", c_type(t), record_field(f.name)), t};
+  }
   bool is_signed = tf->kind == FieldKind::Integer && tf->is_signed;
   return CValue{record_field(f.name), Type::integer(tf->size * 8, is_signed)};
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <span>
 
 #include "compiler/catalog.h"
@@ -63,6 +64,41 @@ bool is_plain_char(std::span<const std::string_view> words) {
   return chars == 1;
 }
 
+struct IntType {
+  int size;
+  bool is_signed;
+};
+
+// The width and signedness of a declared integer type (x86-64, LP64): C's own names and the
+// kernel's typedefs that syscall arguments use. nullopt for anything else (enums, other typedefs).
+std::optional<IntType> declared_int_type(std::span<const std::string_view> words) {
+  std::string name;
+  for (std::string_view w : words) {
+    if (is_qualifier(w) || (w == "int" && !name.empty())) continue;  // "unsigned int" = "unsigned"
+    name += (name.empty() ? "" : " ") + std::string(w);
+  }
+  static const std::map<std::string, IntType, std::less<>> kTypes = {
+      {"char", {1, true}}, {"signed char", {1, true}}, {"unsigned char", {1, false}},
+      {"short", {2, true}}, {"signed short", {2, true}}, {"unsigned short", {2, false}},
+      {"int", {4, true}}, {"signed", {4, true}}, {"unsigned", {4, false}},
+      {"long", {8, true}}, {"signed long", {8, true}}, {"unsigned long", {8, false}},
+      {"long long", {8, true}}, {"unsigned long long", {8, false}},
+      {"s8", {1, true}}, {"u8", {1, false}}, {"__s8", {1, true}}, {"__u8", {1, false}},
+      {"s16", {2, true}}, {"u16", {2, false}}, {"__s16", {2, true}}, {"__u16", {2, false}},
+      {"s32", {4, true}}, {"u32", {4, false}}, {"__s32", {4, true}}, {"__u32", {4, false}},
+      {"s64", {8, true}}, {"u64", {8, false}}, {"__s64", {8, true}}, {"__u64", {8, false}},
+      {"pid_t", {4, true}}, {"uid_t", {4, false}}, {"gid_t", {4, false}},
+      {"qid_t", {4, false}}, {"umode_t", {2, false}}, {"mode_t", {4, false}},
+      {"clockid_t", {4, true}}, {"key_serial_t", {4, true}}, {"mqd_t", {4, true}},
+      {"rwf_t", {4, true}}, {"key_t", {4, true}}, {"timer_t", {4, true}},
+      {"off_t", {8, true}}, {"loff_t", {8, true}}, {"size_t", {8, false}},
+      {"ssize_t", {8, true}}, {"time_t", {8, true}}, {"bool", {1, false}}, {"_Bool", {1, false}},
+  };
+  auto it = kTypes.find(name);
+  if (it == kTypes.end()) return std::nullopt;
+  return it->second;
+}
+
 // Fills kind (and array_len) from the declared type; `type` excludes the name, `array` is the
 // "[N]" after the name or empty.
 void classify(TracepointField& field, std::string_view type, std::string_view array) {
@@ -102,6 +138,11 @@ void classify(TracepointField& field, std::string_view type, std::string_view ar
   bool aggregate = !words.empty() && (words[0] == "struct" || words[0] == "union");
   bool scalar_size = field.size == 1 || field.size == 2 || field.size == 4 || field.size == 8;
   field.kind = (!aggregate && scalar_size) ? FieldKind::Integer : FieldKind::Other;
+  if (field.kind != FieldKind::Integer) return;
+  if (auto declared = declared_int_type(words); declared && declared->size < field.size) {
+    field.value_size = declared->size;  // the low bytes of the slot (little-endian)
+    field.value_signed = declared->is_signed;
+  }
 }
 
 // Splits "const char * filename" / "char comm[16]" / "__data_loc char[] name" into type, name

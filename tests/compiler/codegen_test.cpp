@@ -319,13 +319,16 @@ TEST_CASE("streaming: the event begins with ts; fields are listed in select orde
   CHECK(q.event_buffer == "q0_events");
   REQUIRE(q.event_fields.size() == 5);
   CHECK(q.event_fields[0].name == "pid");
-  CHECK(q.event_fields[0].offset == 104);  // widest alignment first: the u32 comes last
+  CHECK(q.event_fields[0].offset == 96);  // widest alignment first: the 4-byte ones come last
   CHECK(q.event_fields[1].name == "comm");
   CHECK(q.event_fields[1].kind == ValueKind::String);
   CHECK(q.event_fields[1].offset == 8);
   CHECK(q.event_fields[2].name == "args.filename");
   CHECK(q.event_fields[2].size == 64);
-  CHECK(q.event_fields[3].offset % 8 == 0);  // a u64 is naturally aligned
+  CHECK(q.event_fields[3].offset == 100);  // "int flags": a signed 32-bit value in its slot
+  CHECK(q.event_fields[3].kind == ValueKind::Signed);
+  CHECK(q.event_fields[3].size == 4);
+  CHECK(q.event_fields[4].offset % 8 == 0);  // a u64 is naturally aligned
   CHECK(q.event_size % 8 == 0);
   CHECK(q.value_map.empty());
   std::string body = function_body(plan.c_source, "q0_p0");

@@ -128,6 +128,11 @@ TEST_CASE("syscall format: id, common fields, char pointer and widened int argum
   CHECK(dfd->c_type == "int");
   CHECK(dfd->size == 8);
   CHECK_FALSE(dfd->is_signed);
+  // ... but hold the declared type in their low bytes: AT_FDCWD is -100.
+  CHECK(dfd->value_bytes() == 4);
+  CHECK(dfd->value_is_signed());
+  CHECK(nr->value_bytes() == 4);  // a declared type as wide as its slot: the slot's own
+  CHECK(nr->value_size == 0);
 
   const TracepointField* filename = f.field("filename");
   REQUIRE(filename);
@@ -138,6 +143,8 @@ TEST_CASE("syscall format: id, common fields, char pointer and widened int argum
   CHECK_FALSE(filename->is_signed);
 
   CHECK(f.field("mode")->c_type == "umode_t");
+  CHECK(f.field("mode")->value_bytes() == 2);
+  CHECK_FALSE(f.field("mode")->value_is_signed());
   CHECK(f.field("filname") == nullptr);
 }
 

@@ -155,6 +155,26 @@ TEST_CASE("errno() and syscall() name failed system calls") {
   CHECK(as_int(row_where(rows, {{"call", "openat"}, {"error", "ENOENT"}})["failures"]) == 42);
 }
 
+// Syscall records keep "int dfd" in an 8-byte slot: read as the int it is, AT_FDCWD is -100.
+TEST_CASE("an int syscall argument in its 8-byte slot is a signed int: args.dfd == -100") {
+  BPFQL_REQUIRE_ROOT();
+  TempDir dir;
+  std::string q = dir.write("dfd.yml", R"(params:
+  pid: {type: int}
+probe: tracepoint:syscalls:sys_enter_openat
+where: [pid == $pid, args.dfd == -100]
+select: [count() as opens, min(args.dfd) as low, sum(args.dfd) as total]
+group_by: args.dfd < 0 as negative
+)");
+  TraceRun run = trace({.queries = {q}, .workload = {"open-missing", "9", dir.file("missing")}});
+  json rows = final_rows(run, "dfd");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["negative"] == true);
+  CHECK(as_int(rows[0]["opens"]) == 9);
+  CHECK(as_int(rows[0]["low"]) == -100);
+  CHECK(as_int(rows[0]["total"]) == -900);
+}
+
 TEST_CASE("user() names the uid") {
   BPFQL_REQUIRE_ROOT();
   TraceRun run = trace({.queries = {query_file("users.yml")}, .workload = {"getppid", "77"}});

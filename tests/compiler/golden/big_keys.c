@@ -17,6 +17,10 @@ static __always_inline u32 bpfql_hist_slot(u64 v) {
   return v == 0 ? 1 : bpfql_log2(v) + 2;
 }
 
+static __always_inline u32 bpfql_hist_slot_s(s64 v) {
+  return v < 0 ? 0 : bpfql_hist_slot((u64)v);
+}
+
 /* tracepoint syscalls:sys_enter_openat, laid out from its format file */
 struct tp_syscalls_sys_enter_openat {
   u16 common_type;
@@ -67,11 +71,11 @@ struct q0_val {
   u64 min2;                /* min(args.mode) */
   u64 sum3;                /* sum(args.mode) */
   u64 max4;                /* max(args.mode) */
-  u64 sum5;                /* sum(args.dfd) */
-  u64 sum6;                /* avg(args.dfd) */
-  u64 sum7;                /* stats(args.flags) */
-  u64 min8;                /* min(args.flags) */
-  u64 max9;                /* max(args.dfd) */
+  s64 sum5;                /* sum(args.dfd) */
+  s64 sum6;                /* avg(args.dfd) */
+  s64 sum7;                /* stats(args.flags) */
+  s64 min8;                /* min(args.flags) */
+  s64 max9;                /* max(args.dfd) */
   u64 sum10;               /* sum(ts) */
   u64 max11;               /* max(ts) */
 } __attribute__((packed, aligned(8)));
@@ -141,26 +145,26 @@ int q0_p0(struct tp_syscalls_sys_enter_openat *args) {
   }
   v->n++;  /* per-CPU: no atomics needed */
   u64 zero64 = 0;
-  sc->hk.slot = bpfql_hist_slot(args->flags);
+  sc->hk.slot = bpfql_hist_slot_s(((s32)args->flags));
   u64 *c1 = q0_h1.lookup_or_try_init(&sc->hk, &zero64);
   if (c1)
     (*c1)++;
   else  /* the map is full */
     q0_drop();
-  u64 a2 = args->mode;
+  u64 a2 = (u64)((u16)args->mode);
   if (v->n == 1 || a2 < v->min2)
     v->min2 = a2;
-  v->sum3 += args->mode;
-  u64 a4 = args->mode;
+  v->sum3 += (u64)((u16)args->mode);
+  u64 a4 = (u64)((u16)args->mode);
   if (v->n == 1 || a4 > v->max4)
     v->max4 = a4;
-  v->sum5 += args->dfd;
-  v->sum6 += args->dfd;
-  v->sum7 += args->flags;
-  u64 a8 = args->flags;
+  v->sum5 += (s64)((s32)args->dfd);
+  v->sum6 += (s64)((s32)args->dfd);
+  v->sum7 += (s64)((s32)args->flags);
+  s64 a8 = (s64)((s32)args->flags);
   if (v->n == 1 || a8 < v->min8)
     v->min8 = a8;
-  u64 a9 = args->dfd;
+  s64 a9 = (s64)((s32)args->dfd);
   if (v->n == 1 || a9 > v->max9)
     v->max9 = a9;
   u64 ts = bpf_ktime_get_ns();

@@ -30,18 +30,17 @@ struct q0_event {
   u64 ts;                  /* event time (ns) */
   char comm[16];
   char args_filename[64];  /* args.filename */
-  u64 args_flags;          /* args.flags */
   u64 ts_2;                /* ts */
   u32 pid;
-  u8 __pad0[4];
+  s32 args_flags;          /* args.flags */
 } __attribute__((packed, aligned(8)));
-_Static_assert(sizeof(struct q0_event) == 112 &&
+_Static_assert(sizeof(struct q0_event) == 104 &&
                __builtin_offsetof(struct q0_event, ts) == 0 &&
                __builtin_offsetof(struct q0_event, comm) == 8 &&
                __builtin_offsetof(struct q0_event, args_filename) == 24 &&
-               __builtin_offsetof(struct q0_event, args_flags) == 88 &&
-               __builtin_offsetof(struct q0_event, ts_2) == 96 &&
-               __builtin_offsetof(struct q0_event, pid) == 104,
+               __builtin_offsetof(struct q0_event, ts_2) == 88 &&
+               __builtin_offsetof(struct q0_event, pid) == 96 &&
+               __builtin_offsetof(struct q0_event, args_flags) == 100,
                "layout of struct q0_event");
 BPF_PERF_OUTPUT(q0_events);
 BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
@@ -65,7 +64,7 @@ static __always_inline void q0_lose(void) {
 /* query 'opens' (q.yml:1): tracepoint:syscalls:sys_enter_openat */
 int q0_p0(struct tp_syscalls_sys_enter_openat *args) {
   /* where (args.flags & 64) != 0 */
-  if (!((args->flags & 64) != 0))
+  if (!(((s64)((s32)args->flags) & 64) != 0))
     return 0;
   struct q0_event ev;
   __builtin_memset(&ev, 0, sizeof(ev));
@@ -75,7 +74,7 @@ int q0_p0(struct tp_syscalls_sys_enter_openat *args) {
   ev.pid = (u32)(pid_tgid >> 32);
   bpf_get_current_comm(ev.comm, sizeof(ev.comm));
   bpf_probe_read_user_str(ev.args_filename, sizeof(ev.args_filename), (void *)args->filename);
-  ev.args_flags = args->flags;
+  ev.args_flags = ((s32)args->flags);
   ev.ts_2 = ts;
   if (q0_events.perf_submit(args, &ev, sizeof(ev)) < 0)  /* the buffer is full */
     q0_lose();

@@ -117,7 +117,7 @@ static __always_inline void q1_drop(void) {
 /* query 'reads' (q.yml:6): tracepoint:syscalls:sys_enter_read */
 int q1_p0(struct tp_syscalls_sys_enter_read *args) {
   /* where args.fd == 0 */
-  if (!(args->fd == 0))
+  if (!(((u32)args->fd) == 0))
     return 0;
   struct q1_key key;
   __builtin_memset(&key, 0, sizeof(key));
