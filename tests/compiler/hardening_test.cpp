@@ -121,7 +121,37 @@ TEST_CASE("constant operands C leaves undefined are errors, not undefined behavi
   CHECK(where("(pid << pid) == 0") == "");  // not a constant: the kernel's shift semantics
   CHECK(check_error("params:\n  n: {type: int, default: 0}\nqueries:\n  - probe: "
                     "tracepoint:syscalls:sys_enter_getppid\n    select: count()\n    where: pid / "
-                    "$n == 1\n") == "6:18: division by zero");
+                    "$n == 1\n") == "6:18: division by zero ('$n' is 0)");
+  // Constant expressions are folded first: the operand C sees is what counts.
+  CHECK(where("(pid << (32 * 2)) == 0") == "3:16: shift count '(32 * 2)' is 64, outside 0..63");
+  CHECK(where("pid / (1 - 1) == 1") == "3:14: division by zero ('(1 - 1)' is 0)");
+  CHECK(where("pid % (2 - 2) == 1") == "3:14: remainder of a division by zero ('(2 - 2)' is 0)");
+  CHECK(check_error("params:\n  n: {type: int, default: 64}\nqueries:\n  - probe: "
+                    "tracepoint:syscalls:sys_enter_getppid\n    select: count()\n    where: pid / "
+                    "($n - 64) == 3\n") == "6:18: division by zero ('($n - 64)' is 0)");
+  CHECK(where("pid == -(-9223372036854775808)") ==
+        "3:15: '-(-9223372036854775808)' is 9223372036854775808, more than a signed 64-bit "
+        "integer holds (9223372036854775807)");
+  CHECK(where("pid == 18446744073709551615 + 1") ==
+        "3:15: '18446744073709551615 + 1' is outside the 64-bit integers "
+        "(-9223372036854775808..18446744073709551615)");
+  CHECK(where("pid == 4294967296 * 4294967296") != "");
+  CHECK(where("pid / (2 - 1) == 1 && (pid << (30 + 3)) == 0") == "");
+}
+
+TEST_CASE("a constant expression has the type of its value: 1 - 2 is -1, signed") {
+  auto type_of = [](const std::string& item) -> std::string {
+    auto program = check_yaml("probe: tracepoint:syscalls:sys_enter_getppid\nselect: min(" +
+                              item + ")\n");
+    if (!program) return "error: " + program.error().message;
+    auto plan = generate_plan(*program);
+    if (!plan) return "error: " + plan.error().message;
+    return plan->queries[0].aggregates[0].is_signed ? "signed" : "unsigned";
+  };
+  CHECK((type_of("1 - 2")) == "signed");
+  CHECK((type_of("0 - 1000")) == "signed");
+  CHECK((type_of("2 - 1")) == "unsigned");
+  CHECK((type_of("pid - 2")) == "unsigned");  // not a constant: C's rules
 }
 
 TEST_CASE("int64 extremes: INT64_MIN works, beyond either end is an error at the number") {
