@@ -9,6 +9,8 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/parser.h>
 
+#include <algorithm>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -91,17 +93,137 @@ Result<void> check_rest(const YamlSource& src, std::string_view body) {
   return {};
 }
 
+// A byte no query text holds (the loader refuses control characters in expressions), standing
+// for a comma YAML must not split a flow list at.
+constexpr char kHiddenComma = '\x1f';
+
+// `[startswith(comm, "py"), pid > 1]` is not YAML: the flow list splits at the comma inside the
+// call, and its second piece, `"py")`, is a quoted scalar with text after its closing quote.
+// Commas inside parentheses, and inside a string literal that does not begin its item, are
+// hidden from the YAML parser (same length, so every position stays) and put back in
+// restore_commas. Items that begin with a quote are YAML's own quoted scalars: left alone.
+std::string hide_call_commas(std::string_view text) {
+  std::string out(text);
+  int flow = 0;        // depth of [ and {
+  int parens = 0;      // depth of ( inside the current flow collection
+  char quote = 0;      // inside a string literal in the middle of an item
+  bool item_started = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quote) {
+      if (c == '\\' && quote == '"') {
+        ++i;
+      } else if (c == quote) {
+        quote = 0;
+      } else if (c == ',') {
+        out[i] = kHiddenComma;
+      }
+      continue;
+    }
+    if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n')) {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;  // a comment
+      continue;
+    }
+    if (flow == 0) {
+      if (c == '[' || c == '{') flow = 1, parens = 0, item_started = false;
+      continue;
+    }
+    if ((c == '"' || c == '\'') && !item_started) {  // a YAML quoted scalar: skip it whole
+      for (++i; i < text.size(); ++i) {
+        if (c == '"' && text[i] == '\\') ++i;
+        else if (text[i] == c && c == '\'' && i + 1 < text.size() && text[i + 1] == '\'') ++i;
+        else if (text[i] == c) break;
+      }
+      item_started = true;
+      continue;
+    }
+    switch (c) {
+      case '[': case '{': ++flow, parens = 0, item_started = false; break;
+      case ']': case '}': --flow, parens = 0, item_started = true; break;
+      case '(': ++parens, item_started = true; break;
+      case ')': parens = std::max(0, parens - 1); break;
+      case '"': case '\'': quote = c; break;
+      case ',':
+        if (parens > 0) out[i] = kHiddenComma;
+        else item_started = false;
+        break;
+      case ':':
+        if (parens == 0 && i + 1 < text.size() && (text[i + 1] == ' ' || text[i + 1] == '\n'))
+          item_started = false;  // a flow map's value starts
+        break;
+      case ' ': case '\t': case '\n': case '\r': break;
+      default: item_started = true;
+    }
+  }
+  return out;
+}
+
+// Puts back the commas hide_call_commas hid, in every scalar of the tree.
+void restore_commas(YAML::Node node) {
+  if (node.IsScalar()) {
+    const std::string& text = node.Scalar();
+    if (text.find(kHiddenComma) == std::string::npos) return;
+    std::string restored = text;
+    std::replace(restored.begin(), restored.end(), kHiddenComma, ',');
+    node = restored;
+  } else if (node.IsSequence()) {
+    for (YAML::Node item : node) restore_commas(item);
+  } else if (node.IsMap()) {
+    for (auto entry : node) restore_commas(entry.second);
+  }
+}
+
+// For yaml-cpp's "end of sequence/map flow not found" (reported at the end of the file): where
+// the bracket that is never closed opens. Quoted text is skipped; comments are not flow text.
+std::optional<YAML::Mark> unclosed_bracket(std::string_view text, const std::string& message) {
+  if (message.find("flow not found") == std::string::npos) return std::nullopt;
+  std::vector<YAML::Mark> open;
+  YAML::Mark at = YAML::Mark::null_mark();
+  at.pos = at.line = at.column = 0;
+  char quote = 0;
+  for (size_t i = 0; i < text.size(); ++i, ++at.pos, ++at.column) {
+    char c = text[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\n')) {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i, ++at.pos, ++at.column;
+    } else if (c == '[' || c == '{') {
+      open.push_back(at);
+    } else if ((c == ']' || c == '}') && !open.empty()) {
+      open.pop_back();
+    }
+    if (c == '\n') {
+      ++at.line;
+      at.column = -1;
+      if (open.empty()) quote = 0;  // a stray quote in block text ends with its line
+    }
+  }
+  if (open.empty()) return std::nullopt;
+  return open.back();
+}
+
 }  // namespace
 
-Result<YAML::Node> parse_document(const YamlSource& src, std::string_view body) {
+Result<YAML::Node> parse_document(const YamlSource& src, std::string_view raw) {
+  std::string hidden = hide_call_commas(raw);
+  std::string_view body = hidden;
   try {
-    YAML::Node root = YAML::Load(std::string(body));
+    YAML::Node root = YAML::Load(hidden);
+    restore_commas(root);
     if (auto rest = check_rest(src, body); !rest) return std::unexpected(rest.error());
     if (root.IsNull()) return error_at({src.path(), 1, 1}, "empty query file");
     return root;
   } catch (const YAML::DeepRecursion& e) {
     return error_at(src.at(e.mark), "invalid YAML: nested too deeply");
   } catch (const YAML::ParserException& e) {
+    if (auto open = unclosed_bracket(hidden, e.msg))
+      return error_at(src.at(*open), fmt::format("invalid YAML: this '{}' is never closed "
+                                                 "(a flow {} needs its '{}')",
+                                                 hidden[open->pos], hidden[open->pos] == '['
+                                                     ? "list" : "map",
+                                                 hidden[open->pos] == '[' ? ']' : '}'));
     return error_at(src.at(e.mark), "invalid YAML: " + e.msg);
   }
 }

@@ -718,3 +718,30 @@ TEST_CASE("a [...] select list keeps calls whole although YAML splits them at co
   CHECK(select[1].loc.col == 16);
   CHECK(select[2].text == "count()");
 }
+
+TEST_CASE("a flow list holds calls with quoted arguments, and strings with commas") {
+  // `"py")` after YAML's split at the comma was a quoted scalar with text after it: invalid YAML.
+  const std::string source =
+      "probe: tracepoint:syscalls:sys_enter_openat\n"
+      "where: [startswith(comm, \"py\"), pid > 1, comm != \"a, b\", contains(comm, 'x,y')]\n"
+      "select: [count(), lhist(pid, 0, 100, 10)]\n"
+      "group_by: [comm, \"str(args.filename)\", startswith(comm, \"b\") as b]\n";
+  QuerySpec q = load_one(source);
+  CHECK(texts(q.where) == std::vector<std::string>{"startswith(comm, \"py\")", "pid > 1",
+                                                   "comm != \"a, b\"", "contains(comm, 'x,y')"});
+  for (const auto& item : q.where) check_points_at_text(source, item);
+  CHECK(texts(q.select) == std::vector<std::string>{"count()", "lhist(pid, 0, 100, 10)"});
+  REQUIRE(q.group_by.size() == 3);
+  CHECK(q.group_by[2].text == "startswith(comm, \"b\") as b");
+  check_points_at_text(source, q.group_by[2]);
+}
+
+TEST_CASE("a flow list or map never closed is an error at its bracket, not at the file's end") {
+  Diagnostic d = load_error("probe: tracepoint:syscalls:sys_enter_openat\n"
+                            "select: [count(), sum(pid)\n");
+  CHECK(at(d.loc) == "2:9");
+  CHECK(d.message == "invalid YAML: this '[' is never closed (a flow list needs its ']')");
+  d = load_error("params: {a: {type: int, default: 1}\nprobe: tracepoint:a:b\nselect: count()\n");
+  CHECK(at(d.loc) == "1:9");
+  CHECK(d.message == "invalid YAML: this '{' is never closed (a flow map needs its '}')");
+}
