@@ -158,8 +158,10 @@ std::string hide_call_commas(std::string_view text) {
   return out;
 }
 
-// Puts back the commas hide_call_commas hid, in every scalar of the tree.
-void restore_commas(YAML::Node node) {
+// Puts back the commas hide_call_commas hid, in every scalar of the tree. Aliases can make the
+// tree a cycle (`&a [*a]`): a query file is a few levels deep, so the walk stops at 64.
+void restore_commas(YAML::Node node, int depth = 0) {
+  if (depth > 64) return;
   if (node.IsScalar()) {
     const std::string& text = node.Scalar();
     if (text.find(kHiddenComma) == std::string::npos) return;
@@ -167,9 +169,9 @@ void restore_commas(YAML::Node node) {
     std::replace(restored.begin(), restored.end(), kHiddenComma, ',');
     node = restored;
   } else if (node.IsSequence()) {
-    for (YAML::Node item : node) restore_commas(item);
+    for (YAML::Node item : node) restore_commas(item, depth + 1);
   } else if (node.IsMap()) {
-    for (auto entry : node) restore_commas(entry.second);
+    for (auto entry : node) restore_commas(entry.second, depth + 1);
   }
 }
 
@@ -211,7 +213,7 @@ Result<YAML::Node> parse_document(const YamlSource& src, std::string_view raw) {
   std::string_view body = hidden;
   try {
     YAML::Node root = YAML::Load(hidden);
-    restore_commas(root);
+    if (hidden != raw) restore_commas(root);
     if (auto rest = check_rest(src, body); !rest) return std::unexpected(rest.error());
     if (root.IsNull()) return error_at({src.path(), 1, 1}, "empty query file");
     return root;
