@@ -149,7 +149,9 @@ Result<void> check_settings(const QuerySpec& spec, const CheckOptions& options, 
       return error_at(order.loc, fmt::format("order_by names no column: '{}'", order.column) +
                                      column_suggestion(order.column, out.columns));
     out.order_by = order.column;
-    out.descending = order.descending;
+    bool is_key = std::any_of(out.keys.begin(), out.keys.end(),
+                              [&](const KeyItem& k) { return k.name == order.column; });
+    out.descending = order.descending.value_or(!is_key);
   }
   return {};
 }

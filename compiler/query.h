@@ -44,7 +44,8 @@ struct SpanSpec {
 
 struct OrderBy {
   std::string column;  // an alias or item text
-  bool descending = true;
+  // nullopt: not written; an aggregate then sorts descending (top N), a key ascending (as SQL)
+  std::optional<bool> descending;
   SourceLoc loc;
 };
 

@@ -388,3 +388,17 @@ TEST_CASE("a word clause does not hide a real error") {
   CHECK(check_error("probe: tracepoint:raw_syscalls:sys_enter\nwhere: pid is php-fpm\nselect: count()\n") ==
         "2:15: unknown name 'php' for probe tracepoint:raw_syscalls:sys_enter; did you mean 'pid'?");
 }
+
+TEST_CASE("order_by without a direction: an aggregate sorts descending, a key ascending") {
+  auto descending = [](const std::string& order) {
+    auto program = check_yaml(
+        "probe: tracepoint:raw_syscalls:sys_enter\nselect: [comm, count() as n]\ngroup_by: "
+        "comm\norder_by: " + order + "\n");
+    REQUIRE(program.has_value());
+    return program->queries[0].descending;
+  };
+  CHECK(descending("n"));
+  CHECK_FALSE(descending("comm"));
+  CHECK(descending("comm desc"));
+  CHECK_FALSE(descending("n asc"));
+}
