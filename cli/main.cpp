@@ -2,6 +2,8 @@
 // hands off to the commands; exceptions stop here.
 #include <cstring>
 #include <iostream>
+#include <limits>
+#include <optional>
 #include <set>
 
 #include <CLI/CLI.hpp>
@@ -36,7 +38,7 @@ struct Args {
   std::vector<std::string> params;
   std::string interval;
   std::string stop_after;
-  int pid = -1;
+  std::optional<long long> pid;  // --pid as given: wide enough that -1 and 0 reach our check
   std::string format = "table";
   std::string output;
   bool verbose = false;
@@ -69,7 +71,14 @@ bool to_input(const Args& args, bpfql::PipelineInput& input) {
     }
     *target = *ns;
   }
-  if (args.pid >= 0) input.options.pid = args.pid;
+  if (args.pid) {
+    // 0 and negative numbers are process groups to kill(2), never one process to trace.
+    if (*args.pid <= 0 || *args.pid > std::numeric_limits<int>::max()) {
+      std::cerr << "bpfql: --pid takes a process id (a positive number), not " << *args.pid << "\n";
+      return false;
+    }
+    input.options.pid = static_cast<int>(*args.pid);
+  }
   return true;
 }
 

@@ -301,5 +301,28 @@ TEST_CASE("an unknown output format is a usage error") {
   CHECK(run.status.exited_with(2));
 }
 
+TEST_CASE("--pid takes a positive process id; 0 or a negative one is a usage error") {
+  for (const char* pid : {"-1", "0", "-42"}) {
+    for (const char* command : {"run", "check"}) {
+      CAPTURE(pid);
+      CAPTURE(command);
+      Completed run = bpfql({command, kGood + "/spec-a.yml", "--pid", pid});
+      INFO("stderr:\n" << run.err);
+      CHECK(run.status.exited_with(2));
+      CHECK(run.out.empty());
+      CHECK(run.err.find(std::string("--pid takes a process id (a positive number), not ") + pid) !=
+            std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("compile with two files is a usage error") {
+  Completed run = bpfql({"compile", kGood + "/spec-a.yml", kGood + "/spec-b.yml"});
+  INFO("stderr:\n" << run.err);
+  CHECK(run.status.exited_with(2));
+  CHECK(run.out.empty());
+  CHECK(run.err.find("compile takes one query file") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace bpfql::test
