@@ -43,7 +43,7 @@ struct Args {
   std::string output;
   bool verbose = false;
   bool no_cache = false;
-  std::string list_kind = "queries";
+  std::string list_kind;  // "" = queries; a word that is not a kind is a pattern (command_list)
   std::string list_pattern;
   std::string listen = "127.0.0.1:9435";
 };
@@ -181,8 +181,9 @@ Example:
   add_query_options(compile, args);
 
   auto* list = app.add_subcommand("list", "List library queries, kernel tracepoints, or a binary's USDT probes");
-  list->add_option("kind", args.list_kind, "queries (default), tracepoints or probes")
-      ->check(CLI::IsMember({"queries", "tracepoints", "probes"}));
+  list->add_option("kind", args.list_kind,
+                   "queries (default), tracepoints or probes; left out, the first word is the "
+                   "pattern for queries");
   list->add_option("pattern", args.list_pattern, "A glob or substring; for probes, the binary");
   list->add_flag("-v,--verbose", args.verbose, "With tracepoints: show every tracepoint's fields");
 

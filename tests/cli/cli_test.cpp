@@ -324,5 +324,56 @@ TEST_CASE("compile with two files is a usage error") {
   CHECK(run.err.find("compile takes one query file") != std::string::npos);
 }
 
+TEST_CASE("list without a kind: the word is a pattern for the query library") {
+  SpawnOptions env{.env = {{"BPFQL_PATH", kLibrary}}};
+  Completed run = bpfql({"list", "sys*"}, env);
+  INFO("stdout:\n" << run.out << "\nstderr:\n" << run.err);
+  CHECK(run.status.exited_with(0));
+  CHECK(run.out.find("syscalls/top") != std::string::npos);
+  CHECK(run.out.find("process/execs") == std::string::npos);
+
+  // Nothing matches a misspelt kind: exit 0, a note, and the kind it was probably meant to be.
+  run = bpfql({"list", "tracepionts"}, env);
+  CHECK(run.status.exited_with(0));
+  CHECK(run.out.empty());
+  CHECK(run.err.find("no queries match 'tracepionts'; did you mean 'tracepoints'?") !=
+        std::string::npos);
+
+  // With a pattern after it, a word that is no kind is an error.
+  run = bpfql({"list", "tracepionts", "sys*"}, env);
+  CHECK(run.status.exited_with(2));
+  CHECK(run.err.find("unknown list 'tracepionts'; did you mean 'tracepoints'?") !=
+        std::string::npos);
+}
+
+TEST_CASE("list tracepoints takes a pattern copied from a probe spec, and notes no match") {
+  REQUIRE_TRACEFS();
+  for (const char* pattern :
+       {"tracepoint:syscalls:sys_enter_getpp*", "t:syscalls:sys_enter_getppid"}) {
+    CAPTURE(pattern);
+    Completed run = bpfql({"list", "tracepoints", pattern});
+    INFO("stdout:\n" << run.out << "\nstderr:\n" << run.err);
+    CHECK(run.status.exited_with(0));
+    CHECK(run.out.find("tracepoint:syscalls:sys_enter_getppid\n") != std::string::npos);
+  }
+  Completed run = bpfql({"list", "tracepoints", "nosuch:tracepoint*"});
+  CHECK(run.status.exited_with(0));
+  CHECK(run.out.empty());
+  CHECK(run.err.find("no tracepoints match 'nosuch:tracepoint*'") != std::string::npos);
+}
+
+TEST_CASE("list probes: a binary without USDT probes says so (exit 0); a missing one is an error") {
+  Completed run = bpfql({"list", "probes", "/bin/sh"});
+  INFO("stdout:\n" << run.out << "\nstderr:\n" << run.err);
+  CHECK(run.status.exited_with(0));
+  CHECK(run.out.empty());
+  CHECK(run.err.find("bpfql: /bin/sh") == 0);
+  CHECK(run.err.find("has no USDT probes") != std::string::npos);
+
+  run = bpfql({"list", "probes", "/nonexistent/bpfql-no-such-binary"});
+  CHECK(run.status.exited_with(2));
+  CHECK(run.err.find("no such file '/nonexistent/bpfql-no-such-binary'") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace bpfql::test
