@@ -324,6 +324,21 @@ TEST_CASE("compile with two files is a usage error") {
   CHECK(run.err.find("compile takes one query file") != std::string::npos);
 }
 
+TEST_CASE("check reports every bad file, and still says which files are ok") {
+  REQUIRE_TRACEFS();
+  std::string good = kGood + "/spec-a.yml";
+  std::string bad = kBad + "/unknown-field.yml";
+  std::string bad2 = kBad + "/bad-duration.yml";
+  Completed run = bpfql({"check", bad, good, bad2});
+  INFO("stdout:\n" << run.out << "\nstderr:\n" << run.err);
+  CHECK(run.status.exited_with(2));
+  CHECK(run.err.find(bad + ":") != std::string::npos);
+  CHECK(run.err.find(bad2 + ":") != std::string::npos);
+  CHECK_MESSAGE(run.err.find(bad + ":") < run.err.find(bad2 + ":"),
+                "the errors are not in the order of the files");
+  CHECK(run.out.find("read-bytes: ok") != std::string::npos);
+}
+
 TEST_CASE("list without a kind: the word is a pattern for the query library") {
   SpawnOptions env{.env = {{"BPFQL_PATH", kLibrary}}};
   Completed run = bpfql({"list", "sys*"}, env);
