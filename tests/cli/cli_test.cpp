@@ -390,5 +390,30 @@ TEST_CASE("list probes: a binary without USDT probes says so (exit 0); a missing
   CHECK(run.err.find("no such file '/nonexistent/bpfql-no-such-binary'") != std::string::npos);
 }
 
+// Output that cannot be written is a runtime failure with the reason, not a silent success.
+TEST_CASE("run: a full disk (/dev/full) is an error, with -o and on stdout") {
+  if (!root_with_tracefs()) {
+    MESSAGE("skipped: run needs root");
+    return;
+  }
+  std::string query = kGood + "/spec-a.yml";
+  SUBCASE("-o /dev/full") {
+    Completed run = bpfql({"run", query, "-f", "json", "--stop-after", "1s", "-o", "/dev/full"});
+    INFO("stderr:\n" << run.err);
+    CHECK(run.status.exited_with(1));
+    CHECK(run.err.find("bpfql: cannot write the output to /dev/full: No space left on device") !=
+          std::string::npos);
+  }
+  SUBCASE("> /dev/full") {
+    std::string command = std::string("exec '") + BPFQL_BINARY + "' run '" + query +
+                          "' --stop-after 1s > /dev/full";
+    Completed run = run_to_completion({"/bin/sh", "-c", command}, milliseconds(60000));
+    INFO("stderr:\n" << run.err);
+    CHECK(run.status.exited_with(1));
+    CHECK(run.err.find("bpfql: cannot write the output to the standard output: No space left on "
+                       "device") != std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace bpfql::test
