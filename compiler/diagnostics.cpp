@@ -88,6 +88,9 @@ std::string nearest_name(std::string_view wanted, const std::vector<std::string>
   std::string best;
   size_t best_distance = std::max<size_t>(2, wanted.size() / 3) + 1;
   for (const auto& candidate : candidates) {
+    // The lengths alone bound the distance: cheap for a binary's thousands of symbols.
+    auto [shorter, longer] = std::minmax({wanted.size(), candidate.size()});  // by value
+    if (longer - shorter >= best_distance) continue;
     size_t d = edit_distance(wanted, candidate);
     if (d < best_distance) {
       best_distance = d;

@@ -390,6 +390,19 @@ TEST_CASE("list probes: a binary without USDT probes says so (exit 0); a missing
   CHECK(run.err.find("no such file '/nonexistent/bpfql-no-such-binary'") != std::string::npos);
 }
 
+TEST_CASE("a misspelt uprobe symbol suggests the binary's nearest function") {
+  char dir_template[] = "/tmp/bpfql-cli-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template));
+  std::string file = std::string(dir_template) + "/mallco.yml";
+  std::ofstream(file) << "name: q\nprobe: uprobe:c:mallco\nselect: count()\n";
+  Completed run = bpfql({"check", file});
+  fs::remove_all(dir_template);
+  INFO("stderr:\n" << run.err);
+  CHECK(run.status.exited_with(2));
+  CHECK(run.err.find(file + ":2:17: error: symbol 'mallco' is not in '") != std::string::npos);
+  CHECK(run.err.find("'; did you mean 'malloc'?\n") != std::string::npos);
+}
+
 // Output that cannot be written is a runtime failure with the reason, not a silent success.
 TEST_CASE("run: a full disk (/dev/full) is an error, with -o and on stdout") {
   if (!root_with_tracefs()) {
