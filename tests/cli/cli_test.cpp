@@ -54,6 +54,25 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
+const std::string kCut = "\xe2\x80\xa6";  // "…", where a long source line was cut
+
+// `shown` is `source`, or a piece of it with kCut where it was cut.
+bool is_shown_part(std::string shown, const std::string& source) {
+  bool cut = false;
+  if (shown.starts_with(kCut)) shown.erase(0, kCut.size()), cut = true;
+  if (shown.ends_with(kCut)) shown.erase(shown.size() - kCut.size()), cut = true;
+  return cut ? !shown.empty() && source.find(shown) != std::string::npos : shown == source;
+}
+
+// The byte offset of character number `column` (from 0) of UTF-8 `text`.
+size_t byte_of_char(const std::string& text, size_t column) {
+  size_t byte = 0;
+  for (size_t c = 0; c < column && byte < text.size(); ++c)
+    do ++byte;
+    while (byte < text.size() && (static_cast<unsigned char>(text[byte]) & 0xc0) == 0x80);
+  return byte;
+}
+
 // A bad file states what `check` must say in its leading comments:
 //   # expect: LINE:COL TOKEN    (TOKEN: the text that starts at LINE:COL in this file)
 //   # message: TEXT             (one or more; each must appear in the error message)
@@ -102,15 +121,26 @@ void check_diagnostic(const std::string& file, const Completed& run) {
   std::string message = at->substr(prefix.size());
   for (const std::string& m : want.messages) CHECK_MESSAGE(message.find(m) != std::string::npos, "message lacks '" << m << "'");
 
-  // The source line follows, then a caret under the column (both with the same indentation).
+  // The source line follows, then a caret under the column (both with the same indentation). A
+  // line too long to read is shown cut around the column, "…" marking each cut.
   auto shown = std::find_if(at, lines.end(), [&](const std::string& l) {
-    return l.size() >= source_line.size() && l.ends_with(source_line);
+    return l.starts_with("  ") && is_shown_part(l.substr(2), source_line);
   });
   REQUIRE_MESSAGE(shown != lines.end(), "the source line '" << source_line << "' is not shown");
   REQUIRE_MESSAGE(shown + 1 != lines.end(), "no caret line after the source line");
-  size_t indent = shown->size() - source_line.size();
   const std::string& caret = *(shown + 1);
-  CHECK_MESSAGE(caret.find('^') == indent + want.col - 1, "caret line '" << caret << "' does not point at column " << want.col);
+  // The caret line has one space (or tab) per character of the line it is under.
+  size_t under = byte_of_char(*shown, caret.find('^'));
+  if (shown->ends_with(source_line)) {
+    size_t indent = shown->size() - source_line.size();
+    CHECK_MESSAGE(under == indent + want.col - 1,
+                  "caret line '" << caret << "' does not point at column " << want.col);
+  } else {
+    std::string from_caret = shown->substr(under);
+    std::string shown_token = from_caret.substr(0, from_caret.find(kCut));  // up to a cut
+    CHECK_MESSAGE((from_caret.starts_with(want.token) || want.token.starts_with(shown_token)),
+                  "caret line '" << caret << "' does not point at '" << want.token << "'");
+  }
 }
 
 TEST_CASE("check: every file in tests/cli/bad fails with its position and message") {
@@ -401,6 +431,20 @@ TEST_CASE("a misspelt uprobe symbol suggests the binary's nearest function") {
   CHECK(run.status.exited_with(2));
   CHECK(run.err.find(file + ":2:17: error: symbol 'mallco' is not in '") != std::string::npos);
   CHECK(run.err.find("'; did you mean 'malloc'?\n") != std::string::npos);
+}
+
+TEST_CASE("a 100 KB name is not echoed back whole") {
+  char dir_template[] = "/tmp/bpfql-cli-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template));
+  std::string file = std::string(dir_template) + "/long.yml";
+  std::ofstream(file) << "name: q\nprobe: tracepoint:syscalls:sys_enter_getppid\nselect: count()\n"
+                      << "where: " << std::string(100 * 1024, 'x') << " > 1\n";
+  Completed run = bpfql({"check", file});
+  fs::remove_all(dir_template);
+  INFO("stderr:\n" << run.err.substr(0, 3000));
+  CHECK(run.status.exited_with(2));
+  CHECK(run.err.find(file + ":4:8: error: ") != std::string::npos);
+  CHECK(run.err.size() < 2000);
 }
 
 // Output that cannot be written is a runtime failure with the reason, not a silent success.
