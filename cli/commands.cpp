@@ -80,16 +80,16 @@ int command_check(const PipelineInput& input) {
   TracefsCatalog catalog;
   if (!catalog.tracefs_problem().empty())
     std::cerr << "bpfql: warning: " << catalog.tracefs_problem() << "\n";
-  auto program = check_queries(input, catalog);
-  if (!program) return 2;
-  for (const auto& query : program->queries) {
+  // Every good file's queries are listed even when another file failed.
+  ProgramCheck program = check_each_file(input, catalog);
+  for (const auto& query : program.passed.queries) {
     // A span attaches its begin probes as well as its end probes.
     size_t probes = query.probes.size() + (query.span ? query.span->begin.size() : 0);
     std::cout << fmt::format("{}: ok ({} probe{}{}, {})\n", query.name, probes,
                              probes == 1 ? "" : "s", query.span ? ": a span" : "",
                              query.streaming() ? "streams events" : "aggregates in the kernel");
   }
-  return 0;
+  return program.failed ? 2 : 0;
 }
 
 int command_compile(const PipelineInput& input) {

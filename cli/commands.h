@@ -17,7 +17,9 @@ int command_run(const PipelineInput& input, const RunOptions& options);
 int command_serve(PipelineInput input, const ListenAddress& listen, const RunOptions& options);
 int command_check(const PipelineInput& input);
 int command_compile(const PipelineInput& input);
-// kind: "queries", "tracepoints" or "probes" (probes: PATTERN is a binary).
+// kind: "queries", "tracepoints" or "probes" (probes: PATTERN is a binary); "" or any other
+// word alone lists queries, the word being the pattern. A pattern matching nothing is noted on
+// stderr, with exit 0.
 int command_list(const std::string& kind, const std::string& pattern, bool verbose);
 
 }  // namespace bpfql

@@ -2,6 +2,8 @@
 // hands off to the commands; exceptions stop here.
 #include <cstring>
 #include <iostream>
+#include <limits>
+#include <optional>
 #include <set>
 
 #include <CLI/CLI.hpp>
@@ -36,12 +38,12 @@ struct Args {
   std::vector<std::string> params;
   std::string interval;
   std::string stop_after;
-  int pid = -1;
+  std::optional<long long> pid;  // --pid as given: wide enough that -1 and 0 reach our check
   std::string format = "table";
   std::string output;
   bool verbose = false;
   bool no_cache = false;
-  std::string list_kind = "queries";
+  std::string list_kind;  // "" = queries; a word that is not a kind is a pattern (command_list)
   std::string list_pattern;
   std::string listen = "127.0.0.1:9435";
 };
@@ -69,7 +71,14 @@ bool to_input(const Args& args, bpfql::PipelineInput& input) {
     }
     *target = *ns;
   }
-  if (args.pid >= 0) input.options.pid = args.pid;
+  if (args.pid) {
+    // 0 and negative numbers are process groups to kill(2), never one process to trace.
+    if (*args.pid <= 0 || *args.pid > std::numeric_limits<int>::max()) {
+      std::cerr << "bpfql: --pid takes a process id (a positive number), not " << *args.pid << "\n";
+      return false;
+    }
+    input.options.pid = static_cast<int>(*args.pid);
+  }
   return true;
 }
 
@@ -174,8 +183,9 @@ Example:
   add_query_options(compile, args);
 
   auto* list = app.add_subcommand("list", "List library queries, kernel tracepoints, or a binary's USDT probes");
-  list->add_option("kind", args.list_kind, "queries (default), tracepoints or probes")
-      ->check(CLI::IsMember({"queries", "tracepoints", "probes"}));
+  list->add_option("kind", args.list_kind,
+                   "queries (default), tracepoints or probes; left out, the first word is the "
+                   "pattern for queries");
   list->add_option("pattern", args.list_pattern, "A glob or substring; for probes, the binary");
   list->add_flag("-v,--verbose", args.verbose, "With tracepoints: show every tracepoint's fields");
 

@@ -1,5 +1,6 @@
 #include "cli/pipeline.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -13,9 +14,9 @@
 namespace bpfql {
 namespace {
 
-void report(const Diagnostic& diag, const std::map<std::string, std::string>& texts) {
+std::string rendered(const Diagnostic& diag, const std::map<std::string, std::string>& texts) {
   auto it = texts.find(diag.loc.file);
-  std::cerr << format_diagnostic(diag, it == texts.end() ? std::string_view() : it->second);
+  return format_diagnostic(diag, it == texts.end() ? std::string_view() : it->second);
 }
 
 std::set<std::string> declared_params(const QueryFile& file) {
@@ -26,69 +27,93 @@ std::set<std::string> declared_params(const QueryFile& file) {
   return names;
 }
 
-}  // namespace
-
-std::optional<CheckedProgram> check_queries(const PipelineInput& input, const KernelCatalog& catalog) {
-  std::map<std::string, std::string> texts;
-  std::vector<QueryFile> files;
-  for (const auto& file_or_name : input.files_or_names) {
+// Resolves and loads each file, keeping its text for caret lines.
+std::vector<Result<QueryFile>> load_files(const std::vector<std::string>& files_or_names,
+                                          std::map<std::string, std::string>& texts) {
+  std::vector<Result<QueryFile>> files;
+  for (const auto& file_or_name : files_or_names) {
     auto path = resolve_query(file_or_name);
     if (!path) {
-      report(path.error(), texts);
-      return std::nullopt;
+      files.push_back(std::unexpected(path.error()));
+      continue;
     }
     auto file = load_query_file(*path);
-    if (!file) {
+    if (file) {
+      texts[file->path] = file->text;
+    } else {
       // A file that failed to load is read again for the caret line.
       std::ifstream in(*path);
       texts[*path] = std::string(std::istreambuf_iterator<char>(in), {});
-      report(file.error(), texts);
-      return std::nullopt;
     }
-    texts[file->path] = file->text;
-    files.push_back(std::move(*file));
+    files.push_back(std::move(file));
   }
+  return files;
+}
 
-  // One -p applies to every file that declares it; a name no file declares is an error.
+}  // namespace
+
+ProgramCheck check_each_file(const PipelineInput& input, const KernelCatalog& catalog) {
+  ProgramCheck result;
+  std::map<std::string, std::string> texts;
+  // Every file is checked even after one fails, so that one run reports every file's error.
+  auto failed = [&](const Diagnostic& diag) {
+    std::cerr << rendered(diag, texts);
+    result.failed = true;
+  };
+  std::vector<Result<QueryFile>> files = load_files(input.files_or_names, texts);
+  // One -p applies to every file that declares it; a name no file declares is an error, said once
+  // (by the first file). A file that did not load may be the one declaring it: then no error.
+  bool undeclared_unsaid =
+      std::ranges::all_of(files, [](const auto& file) { return file.has_value(); });
   std::set<std::string> declared;
   for (const auto& file : files)
-    for (const auto& name : declared_params(file)) declared.insert(name);
-  for (auto& file : files) {
+    if (file)
+      for (const auto& name : declared_params(*file)) declared.insert(name);
+  std::set<std::string> names;
+  for (auto& loaded : files) {  // in the order given, so the errors come in that order too
+    if (!loaded) {
+      failed(loaded.error());
+      continue;
+    }
+    QueryFile& file = *loaded;
     std::map<std::string, std::string> mine;
     for (const auto& [name, value] : input.params)
-      if (declared_params(file).count(name) || !declared.count(name)) mine[name] = value;
+      if (declared_params(file).count(name) || (undeclared_unsaid && !declared.count(name)))
+        mine[name] = value;
+    undeclared_unsaid = false;
     if (auto r = bind_params(file, mine); !r) {
-      report(r.error(), texts);
-      return std::nullopt;
+      failed(r.error());
+      continue;
     }
-  }
-
-  CheckedProgram all;
-  std::set<std::string> names;
-  for (const auto& file : files) {
     auto program = check_file(file, catalog, input.options);
     if (!program) {
-      report(program.error(), texts);
-      return std::nullopt;
+      failed(program.error());
+      continue;
     }
     for (auto& query : program->queries) {
       if (input.require)
         if (auto problem = input.require(query)) {
-          report(*problem, texts);
-          return std::nullopt;
+          failed(*problem);
+          continue;
         }
       if (input.adjust) input.adjust(query);
       if (!names.insert(query.name).second) {
-        report(Diagnostic{query.loc, fmt::format("a query named '{}' is already loaded from another "
-                                                 "file; rename one with `name:`",
-                                                 query.name)},
-               texts);
-        return std::nullopt;
+        failed(Diagnostic{query.loc, fmt::format("a query named '{}' is already loaded from "
+                                                 "another file; rename one with `name:`",
+                                                 query.name)});
+        continue;
       }
-      all.queries.push_back(std::move(query));
+      result.passed.queries.push_back(std::move(query));
     }
   }
-  return all;
+  return result;
+}
+
+std::optional<CheckedProgram> check_queries(const PipelineInput& input,
+                                            const KernelCatalog& catalog) {
+  ProgramCheck checked = check_each_file(input, catalog);
+  if (checked.failed) return std::nullopt;
+  return std::move(checked.passed);
 }
 
 std::optional<Plan> compile_queries(const PipelineInput& input, const KernelCatalog& catalog) {

@@ -24,7 +24,16 @@ struct PipelineInput {
   std::function<void(CheckedQuery&)> adjust;
 };
 
-// Loads and checks every file. Prints the diagnostic to stderr and returns nullopt on error.
+// The queries that passed, and whether anything failed (its diagnostics already on stderr).
+struct ProgramCheck {
+  CheckedProgram passed;
+  bool failed = false;
+};
+
+// Loads and checks every file, going on past a bad one: prints each file's diagnostic to stderr.
+ProgramCheck check_each_file(const PipelineInput& input, const KernelCatalog& catalog);
+
+// check_each_file, all or nothing: nullopt when anything failed.
 std::optional<CheckedProgram> check_queries(const PipelineInput& input, const KernelCatalog& catalog);
 
 // check_queries, then code generation.

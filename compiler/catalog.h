@@ -77,6 +77,12 @@ class KernelCatalog {
   virtual std::optional<std::string> resolve_binary(std::string_view target) const = 0;
   virtual bool has_symbol(const std::string& binary_path, std::string_view symbol) const = 0;
   virtual std::vector<UsdtProbeInfo> usdt_probes(const std::string& binary_path) const = 0;
+  // The function symbols of a binary, for a did-you-mean when has_symbol() says no; a catalog
+  // that cannot list them offers none.
+  virtual std::vector<std::string> function_symbols(const std::string& binary_path) const {
+    (void)binary_path;
+    return {};
+  }
 
   // Byte offset of a kernel struct member (from BTF), for the few kernel structs generated code
   // reads (task_struct for ppid). nullopt when the kernel does not say.

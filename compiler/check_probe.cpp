@@ -162,12 +162,15 @@ Result<std::string> binary_with_symbol(const std::string& binary, const std::str
                                        const KernelCatalog& catalog) {
   if (catalog.has_symbol(binary, symbol)) return binary;
   if (!is_glibc_stub(binary))
-    return error_at({}, fmt::format("symbol '{}' is not in '{}'", symbol, binary));
+    return error_at({}, fmt::format("symbol '{}' is not in '{}'", symbol, binary) +
+                            did_you_mean(symbol, catalog.function_symbols(binary)));
   auto libc = catalog.resolve_binary("c");
   if (libc && catalog.has_symbol(*libc, symbol)) return *libc;
+  // The stub's functions are libc's, so libc's names are the ones to suggest.
   return error_at({}, fmt::format("symbol '{}' is neither in '{}' nor in libc{} (glibc 2.34 and "
                                   "later keep that library's functions in libc)",
-                                  symbol, binary, libc ? " '" + *libc + "'" : ""));
+                                  symbol, binary, libc ? " '" + *libc + "'" : "") +
+                          (libc ? did_you_mean(symbol, catalog.function_symbols(*libc)) : ""));
 }
 
 Result<std::vector<ProbeRef>> resolve_function_probe(ProbeKind kind, const Located& spec,

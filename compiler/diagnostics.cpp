@@ -68,6 +68,69 @@ std::string terminal_safe(std::string_view text, bool keep_columns) {
   return out;
 }
 
+// Where each character of `text` starts (in bytes), then text.size(); an invalid byte counts as
+// a character of its own.
+std::vector<size_t> char_starts(std::string_view text) {
+  std::vector<size_t> starts;
+  for (size_t i = 0; i < text.size(); i += std::max<size_t>(utf8_at(text, i).first, 1))
+    starts.push_back(i);
+  starts.push_back(text.size());
+  return starts;
+}
+
+// More characters than anyone reads in one line of an error: a longer source line or name is
+// cut (a 100 KB identifier would otherwise be echoed twice, in the message and the line).
+constexpr size_t kMaxShownChars = 200;
+constexpr std::string_view kCut = "\xe2\x80\xa6";  // "…" in UTF-8
+
+// `text`'s characters [first, last), with "…" where something was cut off either side.
+std::string excerpt(std::string_view text, const std::vector<size_t>& starts, size_t first,
+                    size_t last) {
+  std::string out = first > 0 ? std::string(kCut) : "";
+  out += text.substr(starts[first], starts[last] - starts[first]);
+  if (last + 1 < starts.size()) out += kCut;
+  return out;
+}
+
+// A message with every overlong word (a name it quotes) cut to its start and end.
+std::string shorten_long_words(std::string_view message) {
+  std::string out;
+  for (size_t i = 0; i < message.size();) {
+    size_t end = std::min(message.find(' ', i), message.size());
+    std::string_view word = message.substr(i, end - i);
+    std::vector<size_t> starts = char_starts(word);
+    size_t chars = starts.size() - 1;
+    if (chars <= kMaxShownChars) {
+      out += word;
+    } else {
+      // The end too: it holds the closing quote and any punctuation after the name.
+      out += excerpt(word, starts, 0, kMaxShownChars - 20);
+      out += word.substr(starts[chars - 20]);
+    }
+    if (end < message.size()) out += ' ';
+    i = end + 1;
+  }
+  return out;
+}
+
+// The source line and a caret line under byte column `col`. Columns count bytes, a terminal
+// shows characters: the caret's padding has one space per character (a tab for a tab). A long
+// line shows only kMaxShownChars characters around the column.
+std::string line_with_caret(std::string_view line, int col) {
+  std::vector<size_t> starts = char_starts(line);
+  size_t chars = starts.size() - 1;
+  size_t byte_col = std::min<size_t>(std::max(col, 1) - 1, line.size());
+  size_t at = std::lower_bound(starts.begin(), starts.end() - 1, byte_col) - starts.begin();
+  size_t first = 0, last = chars;
+  if (chars > kMaxShownChars) {
+    last = std::min(chars, std::max(at, kMaxShownChars / 2) + kMaxShownChars / 2);
+    first = last - kMaxShownChars;
+  }
+  std::string caret = first > 0 ? " " : "";  // under the leading "…"
+  for (size_t i = first; i < at; ++i) caret += line[starts[i]] == '\t' ? '\t' : ' ';
+  return fmt::format("  {}\n  {}^\n", excerpt(line, starts, first, last), caret);
+}
+
 std::string_view line_of(std::string_view text, int line) {
   size_t start = 0;
   for (int n = 1; n < line; ++n) {
@@ -88,6 +151,9 @@ std::string nearest_name(std::string_view wanted, const std::vector<std::string>
   std::string best;
   size_t best_distance = std::max<size_t>(2, wanted.size() / 3) + 1;
   for (const auto& candidate : candidates) {
+    // The lengths alone bound the distance: cheap for a binary's thousands of symbols.
+    auto [shorter, longer] = std::minmax({wanted.size(), candidate.size()});  // by value
+    if (longer - shorter >= best_distance) continue;
     size_t d = edit_distance(wanted, candidate);
     if (d < best_distance) {
       best_distance = d;
@@ -104,22 +170,17 @@ std::string did_you_mean(std::string_view wanted, const std::vector<std::string>
 
 std::string format_diagnostic(const Diagnostic& diag, std::string_view source_text) {
   const SourceLoc& loc = diag.loc;
+  std::string message = shorten_long_words(terminal_safe(diag.message, false));
   std::string out;
   if (loc.line > 0) {
-    out = fmt::format("{}:{}:{}: error: {}\n", loc.file, loc.line, std::max(loc.col, 1),
-                      terminal_safe(diag.message, false));
+    out = fmt::format("{}:{}:{}: error: {}\n", loc.file, loc.line, std::max(loc.col, 1), message);
+    // terminal_safe keeps byte columns: a hidden character becomes one '?' per byte.
     std::string line = terminal_safe(line_of(source_text, loc.line), true);
-    if (!line.empty()) {
-      // Tabs keep their width in the caret line so the caret lands under the right character.
-      std::string caret;
-      for (int i = 0; i + 1 < loc.col && i < static_cast<int>(line.size()); ++i)
-        caret += line[i] == '\t' ? '\t' : ' ';
-      out += fmt::format("  {}\n  {}^\n", line, caret);
-    }
+    if (!line.empty()) out += line_with_caret(line, loc.col);
   } else if (!loc.file.empty()) {
-    out = fmt::format("{}: error: {}\n", loc.file, terminal_safe(diag.message, false));
+    out = fmt::format("{}: error: {}\n", loc.file, message);
   } else {
-    out = fmt::format("error: {}\n", terminal_safe(diag.message, false));
+    out = fmt::format("error: {}\n", message);
   }
   return out;
 }

@@ -1,5 +1,7 @@
 #include "runtime/elf_catalog.h"
 
+#include <elf.h>
+
 #include <bcc/bcc_elf.h>
 #include <bcc/bcc_proc.h>
 #include <bcc/bcc_syms.h>
@@ -78,6 +80,26 @@ bool elf_has_function(const std::string& path, std::string_view symbol) {
   if (bcc_resolve_symname(path.c_str(), name.c_str(), 0, 0, nullptr, &sym) != 0) return false;
   std::free(const_cast<char*>(sym.module));
   return true;
+}
+
+namespace {
+
+int collect_symbol(const char* name, uint64_t /*addr*/, uint64_t /*size*/, void* payload) {
+  auto* names = static_cast<std::vector<std::string>*>(payload);
+  if (name != nullptr && *name != '\0') names->push_back(name);
+  return 0;  // go on
+}
+
+}  // namespace
+
+std::vector<std::string> elf_function_symbols(const std::string& path) {
+  bcc_symbol_option option{};
+  option.use_symbol_type = (1 << STT_FUNC) | (1 << STT_GNU_IFUNC);  // as elf_has_function finds
+  std::vector<std::string> names;
+  if (bcc_elf_foreach_sym(path.c_str(), collect_symbol, &option, &names) != 0) return {};
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
 }
 
 namespace {

@@ -18,6 +18,10 @@ Result<std::string> find_elf_binary(std::string_view target);
 // Whether `path` (or its separate debuginfo) defines function `symbol`: what attach_uprobe needs.
 bool elf_has_function(const std::string& path, std::string_view symbol);
 
+// The function symbols (STT_FUNC, STT_GNU_IFUNC) `path` itself defines, sorted and without
+// duplicates; empty when it has none or is unreadable.
+std::vector<std::string> elf_function_symbols(const std::string& path);
+
 // The USDT probes noted in `path`, sorted by provider and name; argument sizes are read from the
 // first location of each probe (negative = signed). Empty when the file has none or is unreadable.
 std::vector<UsdtProbeInfo> elf_usdt_probes(const std::string& path);

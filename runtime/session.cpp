@@ -45,6 +45,7 @@ class Run {
       : plan_(plan),
         options_(options),
         os_(os),
+        os_name_(options.output_path.empty() ? "the standard output" : options.output_path),
         output_(output),
         bpf_(std::move(bpf)),
         stacks_(*bpf_),
@@ -64,11 +65,14 @@ class Run {
   void finish();
   void report_lost(bool at_exit);
   void drop_privileges();
-  bool output_ok() const { return !os_.fail(); }
+  void flush_output();
+  bool output_ok() const { return write_errno_ == 0; }
+  bool report_write_error() const;
 
   const Plan& plan_;
   const RunOptions& options_;
   std::ostream& os_;
+  std::string os_name_;  // for the message when writing fails
   Output& output_;
   std::unique_ptr<BpfObject> bpf_;
   StackSymbolizers stacks_;
@@ -81,6 +85,7 @@ class Run {
   SteadyClock::time_point last_lost_report_{};
   std::unordered_map<const PlanQuery*, uint64_t> lost_reported_;
   bool stopping_ = false;  // finish() has begun: the prints now are the last ones
+  int write_errno_ = 0;    // why writing the output failed (ENOSPC, EPIPE, ...); 0 = it did not
 };
 
 bool Run::setup() {
@@ -122,9 +127,25 @@ int Run::start_and_loop(SignalFd& signals) {
     schedule_ = Schedule(plan_, SteadyClock::now());  // intervals count from attach
     loop(signals);
     finish();
+    if (report_write_error()) ok = false;
   }
   detach_all(std::move(bpf_), probes_, /*background=*/true);
   return ok ? 0 : 1;
+}
+
+// Flushes and, once the stream has failed, keeps the write's errno: a full disk (or /dev/full)
+// otherwise looks like a run that printed nothing.
+void Run::flush_output() {
+  output_.flush();
+  if (os_.fail() && write_errno_ == 0) write_errno_ = errno != 0 ? errno : EIO;
+}
+
+// Says why the output could not be written; true when that makes the run a failure. A closed
+// pipe is the reader's choice (`bpfql run q.yml | head`), so it ends the run quietly.
+bool Run::report_write_error() const {
+  if (write_errno_ == 0 || write_errno_ == EPIPE) return false;
+  say(fmt::format("cannot write the output to {}: {}", os_name_, std::strerror(write_errno_)));
+  return true;
 }
 
 // Everything is attached: from here on bpfql only reads fds it holds (see privileges.h).
@@ -149,7 +170,7 @@ void Run::print(Schedule::Entry& e, SteadyClock::time_point now, bool regular) {
                                 : build_rows(*e.query, snapshot, hooks_[e.query]);
   sort_and_limit(*e.query, r.rows);
   output_.interval(r);
-  output_.flush();
+  flush_output();
   if (!stopping_) stacks_.release(*e.query, snapshot);
   e.last_print = now;
 }
@@ -208,7 +229,7 @@ void Run::loop(SignalFd& signals) {
       }
     }
     if (delivered) {
-      output_.flush();
+      flush_output();
       if (!output_ok()) break;
     }
     report_lost(false);
@@ -218,7 +239,7 @@ void Run::loop(SignalFd& signals) {
 
 void Run::finish() {
   stopping_ = true;
-  if (streams_.drain()) output_.flush();
+  if (output_ok() && streams_.drain()) flush_output();
   auto now = SteadyClock::now();
   for (auto& e : schedule_.entries()) {
     if (!output_ok()) break;

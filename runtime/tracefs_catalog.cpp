@@ -156,6 +156,11 @@ std::vector<UsdtProbeInfo> TracefsCatalog::usdt_probes(const std::string& binary
   return it->second;
 }
 
+// Not cached: only an error (a symbol that is not there) asks for the list.
+std::vector<std::string> TracefsCatalog::function_symbols(const std::string& binary_path) const {
+  return elf_function_symbols(binary_path);
+}
+
 std::optional<int> TracefsCatalog::kernel_member_offset(std::string_view struct_name,
                                                         std::string_view member) const {
   return bpfql::kernel_member_offset(struct_name, member);  // kernel_btf caches the BTF itself

@@ -46,6 +46,7 @@ class TracefsCatalog : public KernelCatalog {
   std::optional<std::string> resolve_binary(std::string_view target) const override;
   bool has_symbol(const std::string& binary_path, std::string_view symbol) const override;
   std::vector<UsdtProbeInfo> usdt_probes(const std::string& binary_path) const override;
+  std::vector<std::string> function_symbols(const std::string& binary_path) const override;
   // From the running kernel's BTF (runtime/kernel_btf.h).
   std::optional<int> kernel_member_offset(std::string_view struct_name,
                                           std::string_view member) const override;

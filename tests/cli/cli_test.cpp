@@ -54,6 +54,25 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
+const std::string kCut = "\xe2\x80\xa6";  // "…", where a long source line was cut
+
+// `shown` is `source`, or a piece of it with kCut where it was cut.
+bool is_shown_part(std::string shown, const std::string& source) {
+  bool cut = false;
+  if (shown.starts_with(kCut)) shown.erase(0, kCut.size()), cut = true;
+  if (shown.ends_with(kCut)) shown.erase(shown.size() - kCut.size()), cut = true;
+  return cut ? !shown.empty() && source.find(shown) != std::string::npos : shown == source;
+}
+
+// The byte offset of character number `column` (from 0) of UTF-8 `text`.
+size_t byte_of_char(const std::string& text, size_t column) {
+  size_t byte = 0;
+  for (size_t c = 0; c < column && byte < text.size(); ++c)
+    do ++byte;
+    while (byte < text.size() && (static_cast<unsigned char>(text[byte]) & 0xc0) == 0x80);
+  return byte;
+}
+
 // A bad file states what `check` must say in its leading comments:
 //   # expect: LINE:COL TOKEN    (TOKEN: the text that starts at LINE:COL in this file)
 //   # message: TEXT             (one or more; each must appear in the error message)
@@ -102,15 +121,26 @@ void check_diagnostic(const std::string& file, const Completed& run) {
   std::string message = at->substr(prefix.size());
   for (const std::string& m : want.messages) CHECK_MESSAGE(message.find(m) != std::string::npos, "message lacks '" << m << "'");
 
-  // The source line follows, then a caret under the column (both with the same indentation).
+  // The source line follows, then a caret under the column (both with the same indentation). A
+  // line too long to read is shown cut around the column, "…" marking each cut.
   auto shown = std::find_if(at, lines.end(), [&](const std::string& l) {
-    return l.size() >= source_line.size() && l.ends_with(source_line);
+    return l.starts_with("  ") && is_shown_part(l.substr(2), source_line);
   });
   REQUIRE_MESSAGE(shown != lines.end(), "the source line '" << source_line << "' is not shown");
   REQUIRE_MESSAGE(shown + 1 != lines.end(), "no caret line after the source line");
-  size_t indent = shown->size() - source_line.size();
   const std::string& caret = *(shown + 1);
-  CHECK_MESSAGE(caret.find('^') == indent + want.col - 1, "caret line '" << caret << "' does not point at column " << want.col);
+  // The caret line has one space (or tab) per character of the line it is under.
+  size_t under = byte_of_char(*shown, caret.find('^'));
+  if (shown->ends_with(source_line)) {
+    size_t indent = shown->size() - source_line.size();
+    CHECK_MESSAGE(under == indent + want.col - 1,
+                  "caret line '" << caret << "' does not point at column " << want.col);
+  } else {
+    std::string from_caret = shown->substr(under);
+    std::string shown_token = from_caret.substr(0, from_caret.find(kCut));  // up to a cut
+    CHECK_MESSAGE((from_caret.starts_with(want.token) || want.token.starts_with(shown_token)),
+                  "caret line '" << caret << "' does not point at '" << want.token << "'");
+  }
 }
 
 TEST_CASE("check: every file in tests/cli/bad fails with its position and message") {
@@ -299,6 +329,147 @@ TEST_CASE("an unknown output format is a usage error") {
   Completed run = bpfql({"run", kGood + "/spec-a.yml", "-f", "xml"});
   INFO("stderr:\n" << run.err);
   CHECK(run.status.exited_with(2));
+}
+
+TEST_CASE("--pid takes a positive process id; 0 or a negative one is a usage error") {
+  for (const char* pid : {"-1", "0", "-42"}) {
+    for (const char* command : {"run", "check"}) {
+      CAPTURE(pid);
+      CAPTURE(command);
+      Completed run = bpfql({command, kGood + "/spec-a.yml", "--pid", pid});
+      INFO("stderr:\n" << run.err);
+      CHECK(run.status.exited_with(2));
+      CHECK(run.out.empty());
+      CHECK(run.err.find(std::string("--pid takes a process id (a positive number), not ") + pid) !=
+            std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("compile with two files is a usage error") {
+  Completed run = bpfql({"compile", kGood + "/spec-a.yml", kGood + "/spec-b.yml"});
+  INFO("stderr:\n" << run.err);
+  CHECK(run.status.exited_with(2));
+  CHECK(run.out.empty());
+  CHECK(run.err.find("compile takes one query file") != std::string::npos);
+}
+
+TEST_CASE("check reports every bad file, and still says which files are ok") {
+  REQUIRE_TRACEFS();
+  std::string good = kGood + "/spec-a.yml";
+  std::string bad = kBad + "/unknown-field.yml";
+  std::string bad2 = kBad + "/bad-duration.yml";
+  Completed run = bpfql({"check", bad, good, bad2});
+  INFO("stdout:\n" << run.out << "\nstderr:\n" << run.err);
+  CHECK(run.status.exited_with(2));
+  CHECK(run.err.find(bad + ":") != std::string::npos);
+  CHECK(run.err.find(bad2 + ":") != std::string::npos);
+  CHECK_MESSAGE(run.err.find(bad + ":") < run.err.find(bad2 + ":"),
+                "the errors are not in the order of the files");
+  CHECK(run.out.find("read-bytes: ok") != std::string::npos);
+}
+
+TEST_CASE("list without a kind: the word is a pattern for the query library") {
+  SpawnOptions env{.env = {{"BPFQL_PATH", kLibrary}}};
+  Completed run = bpfql({"list", "sys*"}, env);
+  INFO("stdout:\n" << run.out << "\nstderr:\n" << run.err);
+  CHECK(run.status.exited_with(0));
+  CHECK(run.out.find("syscalls/top") != std::string::npos);
+  CHECK(run.out.find("process/execs") == std::string::npos);
+
+  // Nothing matches a misspelt kind: exit 0, a note, and the kind it was probably meant to be.
+  run = bpfql({"list", "tracepionts"}, env);
+  CHECK(run.status.exited_with(0));
+  CHECK(run.out.empty());
+  CHECK(run.err.find("no queries match 'tracepionts'; did you mean 'tracepoints'?") !=
+        std::string::npos);
+
+  // With a pattern after it, a word that is no kind is an error.
+  run = bpfql({"list", "tracepionts", "sys*"}, env);
+  CHECK(run.status.exited_with(2));
+  CHECK(run.err.find("unknown list 'tracepionts'; did you mean 'tracepoints'?") !=
+        std::string::npos);
+}
+
+TEST_CASE("list tracepoints takes a pattern copied from a probe spec, and notes no match") {
+  REQUIRE_TRACEFS();
+  for (const char* pattern :
+       {"tracepoint:syscalls:sys_enter_getpp*", "t:syscalls:sys_enter_getppid"}) {
+    CAPTURE(pattern);
+    Completed run = bpfql({"list", "tracepoints", pattern});
+    INFO("stdout:\n" << run.out << "\nstderr:\n" << run.err);
+    CHECK(run.status.exited_with(0));
+    CHECK(run.out.find("tracepoint:syscalls:sys_enter_getppid\n") != std::string::npos);
+  }
+  Completed run = bpfql({"list", "tracepoints", "nosuch:tracepoint*"});
+  CHECK(run.status.exited_with(0));
+  CHECK(run.out.empty());
+  CHECK(run.err.find("no tracepoints match 'nosuch:tracepoint*'") != std::string::npos);
+}
+
+TEST_CASE("list probes: a binary without USDT probes says so (exit 0); a missing one is an error") {
+  Completed run = bpfql({"list", "probes", "/bin/sh"});
+  INFO("stdout:\n" << run.out << "\nstderr:\n" << run.err);
+  CHECK(run.status.exited_with(0));
+  CHECK(run.out.empty());
+  CHECK(run.err.find("bpfql: /bin/sh") == 0);
+  CHECK(run.err.find("has no USDT probes") != std::string::npos);
+
+  run = bpfql({"list", "probes", "/nonexistent/bpfql-no-such-binary"});
+  CHECK(run.status.exited_with(2));
+  CHECK(run.err.find("no such file '/nonexistent/bpfql-no-such-binary'") != std::string::npos);
+}
+
+TEST_CASE("a misspelt uprobe symbol suggests the binary's nearest function") {
+  char dir_template[] = "/tmp/bpfql-cli-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template));
+  std::string file = std::string(dir_template) + "/mallco.yml";
+  std::ofstream(file) << "name: q\nprobe: uprobe:c:mallco\nselect: count()\n";
+  Completed run = bpfql({"check", file});
+  fs::remove_all(dir_template);
+  INFO("stderr:\n" << run.err);
+  CHECK(run.status.exited_with(2));
+  CHECK(run.err.find(file + ":2:17: error: symbol 'mallco' is not in '") != std::string::npos);
+  CHECK(run.err.find("'; did you mean 'malloc'?\n") != std::string::npos);
+}
+
+TEST_CASE("a 100 KB name is not echoed back whole") {
+  char dir_template[] = "/tmp/bpfql-cli-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template));
+  std::string file = std::string(dir_template) + "/long.yml";
+  std::ofstream(file) << "name: q\nprobe: tracepoint:syscalls:sys_enter_getppid\nselect: count()\n"
+                      << "where: " << std::string(100 * 1024, 'x') << " > 1\n";
+  Completed run = bpfql({"check", file});
+  fs::remove_all(dir_template);
+  INFO("stderr:\n" << run.err.substr(0, 3000));
+  CHECK(run.status.exited_with(2));
+  CHECK(run.err.find(file + ":4:8: error: ") != std::string::npos);
+  CHECK(run.err.size() < 2000);
+}
+
+// Output that cannot be written is a runtime failure with the reason, not a silent success.
+TEST_CASE("run: a full disk (/dev/full) is an error, with -o and on stdout") {
+  if (!root_with_tracefs()) {
+    MESSAGE("skipped: run needs root");
+    return;
+  }
+  std::string query = kGood + "/spec-a.yml";
+  SUBCASE("-o /dev/full") {
+    Completed run = bpfql({"run", query, "-f", "json", "--stop-after", "1s", "-o", "/dev/full"});
+    INFO("stderr:\n" << run.err);
+    CHECK(run.status.exited_with(1));
+    CHECK(run.err.find("bpfql: cannot write the output to /dev/full: No space left on device") !=
+          std::string::npos);
+  }
+  SUBCASE("> /dev/full") {
+    std::string command = std::string("exec '") + BPFQL_BINARY + "' run '" + query +
+                          "' --stop-after 1s > /dev/full";
+    Completed run = run_to_completion({"/bin/sh", "-c", command}, milliseconds(60000));
+    INFO("stderr:\n" << run.err);
+    CHECK(run.status.exited_with(1));
+    CHECK(run.err.find("bpfql: cannot write the output to the standard output: No space left on "
+                       "device") != std::string::npos);
+  }
 }
 
 }  // namespace

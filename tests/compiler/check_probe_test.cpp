@@ -79,6 +79,21 @@ TEST_CASE("error: no fallback for a library that is not a glibc stub") {
   CHECK(probes.error().message == "symbol 'malloc' is not in '/usr/lib/x86_64-linux-gnu/libz.so.1'");
 }
 
+TEST_CASE("error: a misspelt symbol suggests the binary's nearest function") {
+  auto probes = resolve("uprobe:c:mallco", b::FixtureCatalog{});
+  REQUIRE_FALSE(probes);
+  CHECK(probes.error().message ==
+        std::string("symbol 'mallco' is not in '") + kLibc + "'; did you mean 'malloc'?");
+  CHECK(probes.error().loc.col == 8 + static_cast<int>(std::string("uprobe:c:").size()));
+}
+
+TEST_CASE("error: a misspelt symbol on a glibc stub suggests libc's nearest function") {
+  auto catalog = catalog_with_stub_libpthread();
+  auto probes = resolve("uprobe:pthread:pthread_mutex_lokc", catalog);
+  REQUIRE_FALSE(probes);
+  CHECK(probes.error().message.ends_with("; did you mean 'pthread_mutex_lock'?"));
+}
+
 TEST_CASE("error: an unknown library is named before anything is attached") {
   auto probes = resolve("uprobe:nosuchlib:foo", b::FixtureCatalog{});
   REQUIRE_FALSE(probes);

@@ -279,7 +279,7 @@ TEST_CASE("positions: CRLF line ends and a byte-order mark") {
   CHECK(q.where.at(0).text == "pid > 1");
 }
 
-TEST_CASE("positions: columns count bytes, like the caret line") {
+TEST_CASE("positions: columns count bytes (the caret line counts characters)") {
   QuerySpec q =
       load_one("probe: t:a:b\ndescription: \xc3\xa9t\xc3\xa9\nselect: [\xc3\xa9, count()]\n");
   CHECK(at(q.select.at(1).loc) == "3:14");
@@ -705,6 +705,37 @@ TEST_CASE("load errors render with the source line and a caret") {
         "q.yml:3:1: error: unknown key 'gruop_by' in query; did you mean 'group_by'?\n"
         "  gruop_by: comm\n"
         "  ^\n");
+}
+
+TEST_CASE("the caret sits under its character after non-ASCII text; tabs stay tabs") {
+  // Column 28 is a byte count: 'é' and '→' take 2 and 3 bytes but one place on the screen.
+  const std::string line = "where: comm == \"h\xc3\xa9\xe2\x86\x92\" &&\tfoo > 1";
+  Diagnostic d{{"q.yml", 1, static_cast<int>(line.find("foo")) + 1}, "unknown field 'foo'"};
+  CHECK(d.loc.col == 28);
+  CHECK(format_diagnostic(d, line + "\n") == "q.yml:1:28: error: unknown field 'foo'\n"
+                                             "  " + line + "\n"
+                                             "  " + std::string(23, ' ') + "\t^\n");
+}
+
+TEST_CASE("a 100 KB name is cut, in the message and in the source line") {
+  const std::string name(100000, 'x');
+  const std::string text = "where: " + name + " > 1\n";
+  std::string out = format_diagnostic({{"q.yml", 1, 8}, "unknown field '" + name + "'"}, text);
+  INFO(out);
+  CHECK(out.size() < 1000);
+  std::vector<std::string> lines;
+  for (size_t at = 0, nl; (nl = out.find('\n', at)) != std::string::npos; at = nl + 1)
+    lines.push_back(out.substr(at, nl - at));
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] == "q.yml:1:8: error: unknown field '" + std::string(179, 'x') + "\xe2\x80\xa6" +
+                        std::string(19, 'x') + "'");
+  CHECK(lines[1] == "  where: " + std::string(193, 'x') + "\xe2\x80\xa6");
+  CHECK(lines[2] == "  " + std::string(7, ' ') + "^");
+
+  // An error in the middle of the name: the line shows the characters around the column.
+  out = format_diagnostic({{"q.yml", 1, 50008}, "here"}, text);
+  CHECK(out.ends_with("  \xe2\x80\xa6" + std::string(200, 'x') + "\xe2\x80\xa6\n  " +
+                      std::string(101, ' ') + "^\n"));
 }
 
 TEST_CASE("a [...] select list keeps calls whole although YAML splits them at commas") {

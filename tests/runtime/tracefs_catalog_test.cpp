@@ -172,6 +172,13 @@ TEST_CASE("binaries: short library names, programs on PATH, paths, and what is n
   CHECK(catalog.has_symbol(*libc, "malloc"));
   CHECK_FALSE(catalog.has_symbol(*libc, "no_such_function_in_libc"));
   CHECK_FALSE(catalog.has_symbol(*libc, "environ"));  // a variable, not a function
+  // The names a misspelt symbol is matched against: functions only, sorted, each once.
+  std::vector<std::string> functions = catalog.function_symbols(*libc);
+  CHECK(std::ranges::binary_search(functions, "malloc"));
+  CHECK(std::ranges::binary_search(functions, "getpid"));
+  CHECK_FALSE(std::ranges::binary_search(functions, "environ"));
+  CHECK(std::ranges::is_sorted(functions));
+  CHECK(std::ranges::adjacent_find(functions) == functions.end());
 
   CHECK_FALSE(catalog.resolve_binary("no-such-library-or-program"));
   CHECK(catalog.find_binary("no-such-library-or-program").error().message ==

@@ -73,6 +73,11 @@ std::vector<UsdtProbeInfo> FixtureCatalog::usdt_probes(const std::string& binary
   return b ? b->usdt : std::vector<UsdtProbeInfo>{};
 }
 
+std::vector<std::string> FixtureCatalog::function_symbols(const std::string& binary_path) const {
+  const FakeBinary* b = binary_at(binary_path);
+  return b ? b->symbols : std::vector<std::string>{};
+}
+
 void FixtureCatalog::set_kernel_member_offset(std::string struct_name, std::string member,
                                               std::optional<int> offset) {
   auto key = std::make_pair(std::move(struct_name), std::move(member));

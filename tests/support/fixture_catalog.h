@@ -58,6 +58,7 @@ class FixtureCatalog : public KernelCatalog {
   std::optional<std::string> resolve_binary(std::string_view target) const override;
   bool has_symbol(const std::string& binary_path, std::string_view symbol) const override;
   std::vector<UsdtProbeInfo> usdt_probes(const std::string& binary_path) const override;
+  std::vector<std::string> function_symbols(const std::string& binary_path) const override;
 
   // Starts with task_struct.tgid = 1268 and task_struct.real_parent = 1280 (the BTF of the
   // fixtures' kernel, 6.18.44); nullopt removes a member.
