@@ -104,12 +104,20 @@ void add_query_options(CLI::App* cmd, Args& args) {
   cmd->add_option("--pid", args.pid, "Only this process (uprobes, USDT and the pid: key)");
 }
 
-// `bpfql [RUN OPTIONS] FILE...` means `bpfql run [RUN OPTIONS] FILE...`.
-std::vector<std::string> with_default_command(int argc, char** argv) {
-  static const std::set<std::string> commands = {"run", "check", "compile", "list", "serve", "help"};
-  // run's options that take a value as the next word
-  static const std::set<std::string> with_value = {"-p", "--param", "--interval", "--stop-after",
-                                                   "--pid", "-f", "--format", "-o", "--output"};
+// `bpfql [RUN OPTIONS] FILE...` means `bpfql run [RUN OPTIONS] FILE...`. The command names and
+// which of run's options take the next word as their value come from the parser's own
+// definitions, so a new option needs no list kept here.
+std::vector<std::string> with_default_command(const CLI::App& app, const CLI::App& run, int argc,
+                                              char** argv) {
+  std::set<std::string> commands = {"help"};
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    commands.insert(sub->get_name());
+  std::set<std::string> with_value;
+  for (const CLI::Option* option : run.get_options()) {
+    if (option->get_type_size() == 0) continue;  // a flag
+    for (const auto& name : option->get_snames()) with_value.insert("-" + name);
+    for (const auto& name : option->get_lnames()) with_value.insert("--" + name);
+  }
   std::vector<std::string> words(argv + 1, argv + argc);
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];
@@ -189,7 +197,7 @@ Example:
   list->add_option("pattern", args.list_pattern, "A glob or substring; for probes, the binary");
   list->add_flag("-v,--verbose", args.verbose, "With tracepoints: show every tracepoint's fields");
 
-  std::vector<std::string> words = with_default_command(argc, argv);
+  std::vector<std::string> words = with_default_command(app, *run, argc, argv);
   std::reverse(words.begin(), words.end());
   try {
     app.parse(words);

@@ -93,7 +93,7 @@ Result<void> check_rest(const YamlSource& src, std::string_view body) {
   return {};
 }
 
-// A byte no query text holds (the loader refuses control characters in expressions), standing
+// A byte no query file holds (the loader refuses control characters before parsing), standing
 // for a comma YAML must not split a flow list at.
 constexpr char kHiddenComma = '\x1f';
 
@@ -210,22 +210,22 @@ std::optional<YAML::Mark> unclosed_bracket(std::string_view text, const std::str
 
 Result<YAML::Node> parse_document(const YamlSource& src, std::string_view raw) {
   std::string hidden = hide_call_commas(raw);
-  std::string_view body = hidden;
   try {
     YAML::Node root = YAML::Load(hidden);
     if (hidden != raw) restore_commas(root);
-    if (auto rest = check_rest(src, body); !rest) return std::unexpected(rest.error());
+    if (auto rest = check_rest(src, hidden); !rest) return std::unexpected(rest.error());
     if (root.IsNull()) return error_at({src.path(), 1, 1}, "empty query file");
     return root;
   } catch (const YAML::DeepRecursion& e) {
     return error_at(src.at(e.mark), "invalid YAML: nested too deeply");
   } catch (const YAML::ParserException& e) {
-    if (auto open = unclosed_bracket(hidden, e.msg))
-      return error_at(src.at(*open), fmt::format("invalid YAML: this '{}' is never closed "
-                                                 "(a flow {} needs its '{}')",
-                                                 hidden[open->pos], hidden[open->pos] == '['
-                                                     ? "list" : "map",
-                                                 hidden[open->pos] == '[' ? ']' : '}'));
+    if (auto open = unclosed_bracket(hidden, e.msg)) {
+      bool list = hidden[open->pos] == '[';
+      return error_at(src.at(*open), fmt::format("invalid YAML: this '{}' is never closed (a flow "
+                                                 "{} needs its '{}')",
+                                                 list ? '[' : '{', list ? "list" : "map",
+                                                 list ? ']' : '}'));
+    }
     return error_at(src.at(e.mark), "invalid YAML: " + e.msg);
   }
 }

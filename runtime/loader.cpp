@@ -39,9 +39,7 @@ const PlanQuery& query_of(const Plan& plan, const std::string& function) {
 // one the loader always gave (from libbcc's log on stderr).
 LoadResult load_image(const Plan& plan, const ProgramImage& compiled) {
   LoadResult r;
-  std::vector<uint64_t> values;
-  for (const auto& c : plan.constants) values.push_back(c.value);
-  auto image = with_constants(compiled, values);
+  auto image = with_constants(compiled, plan.constants);
   if (!image) {
     r.error = "the compiled program does not fit its plan: " + image.error();
     return r;

@@ -208,35 +208,32 @@ std::string with_map_fds(const ImageFunction& f, const std::vector<int>& map_fds
 std::vector<ConstantReference> take_constant_references(std::string& code) {
   std::vector<ConstantReference> refs;
   const size_t n = code.size() / 8;
-  for (size_t i = 0; i + 1 < n; ++i) {
-    auto* insn = reinterpret_cast<uint8_t*>(code.data() + i * 8);
-    if (insn[0] != image_detail::kLdImm64) continue;
-    if ((insn[1] >> 4) == 0) {
-      uint32_t lo, hi;
-      std::memcpy(&lo, insn + 4, 4);
-      std::memcpy(&hi, insn + 12, 4);
-      uint64_t value = uint64_t{hi} << 32 | lo;
-      if (is_runtime_constant_marker(value)) {
-        refs.push_back({static_cast<uint32_t>(i),
-                        static_cast<uint32_t>(value & (kRuntimeConstantSlots - 1))});
-        std::memset(insn + 4, 0, 4);
-        std::memset(insn + 12, 0, 4);
-      }
+  image_detail::for_each_ld_imm64(code, [&](uint32_t i, uint8_t* insn) {
+    if ((insn[1] >> 4) != 0 || i + 1 >= n) return std::string();  // a pseudo load, or cut off
+    uint32_t lo, hi;
+    std::memcpy(&lo, insn + 4, 4);
+    std::memcpy(&hi, insn + 12, 4);
+    uint64_t value = uint64_t{hi} << 32 | lo;
+    if (is_runtime_constant_marker(value)) {
+      refs.push_back({i, static_cast<uint32_t>(value & (kRuntimeConstantSlots - 1))});
+      std::memset(insn + 4, 0, 4);
+      std::memset(insn + 12, 0, 4);
     }
-    ++i;  // the second half of the ld_imm64
-  }
+    return std::string();
+  });
   return refs;
 }
 
 std::expected<ProgramImage, std::string> with_constants(ProgramImage image,
-                                                        const std::vector<uint64_t>& values) {
+                                                        const std::vector<PlanConstant>& constants) {
   for (auto& f : image.functions)
     for (const auto& r : f.constant_refs) {
-      if (r.slot >= values.size())
+      if (r.slot >= constants.size())
         return std::unexpected(fmt::format("function {} loads run-time constant {}, of {} given",
-                                           f.name, r.slot, values.size()));
-      uint32_t lo = static_cast<uint32_t>(values[r.slot]);
-      uint32_t hi = static_cast<uint32_t>(values[r.slot] >> 32);
+                                           f.name, r.slot, constants.size()));
+      uint64_t value = constants[r.slot].value;
+      uint32_t lo = static_cast<uint32_t>(value);
+      uint32_t hi = static_cast<uint32_t>(value >> 32);
       std::memcpy(f.code.data() + size_t{r.insn} * 8 + 4, &lo, 4);
       std::memcpy(f.code.data() + size_t{r.insn} * 8 + 12, &hi, 4);
     }

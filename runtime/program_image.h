@@ -81,10 +81,10 @@ std::vector<ConstantReference> take_constant_references(std::string& code);
 // Writes map fds into a copy of the function's code.
 std::string with_map_fds(const ImageFunction& f, const std::vector<int>& map_fds);
 
-// The image with each function's run-time constants written in (`values` by slot); fails when a
-// reference names a slot `values` does not have.
+// The image with each function's run-time constants written in (`constants` by slot, as the
+// Plan holds them); fails when a reference names a slot the Plan does not have.
 std::expected<ProgramImage, std::string> with_constants(ProgramImage image,
-                                                        const std::vector<uint64_t>& values);
+                                                        const std::vector<PlanConstant>& constants);
 
 // FNV-1a 64: the checksum of encodings and the cache's file names (not a defence against
 // tampering: that is the cache directory's ownership, see program_cache.h).
@@ -96,31 +96,43 @@ namespace image_detail {
 constexpr uint8_t kLdImm64 = 0x18;  // BPF_LD | BPF_IMM | BPF_DW
 constexpr uint8_t kPseudoMapFd = 1, kPseudoMapValue = 2, kPseudoFunc = 4;
 std::string pseudo_error(uint32_t insn, uint8_t src);
+
+// Calls f(index, insn) for each ld_imm64 of `code` (its two halves are insn[0..15]); stops at
+// the first error f returns ("" goes on) and returns it.
+template <typename F>
+std::string for_each_ld_imm64(std::string& code, F f) {
+  const size_t n = code.size() / 8;
+  for (size_t i = 0; i < n; ++i) {
+    auto* insn = reinterpret_cast<uint8_t*>(code.data() + i * 8);
+    if (insn[0] != kLdImm64) continue;
+    if (std::string error = f(static_cast<uint32_t>(i), insn); !error.empty()) return error;
+    ++i;  // the second half of the ld_imm64
+  }
+  return "";
+}
 }  // namespace image_detail
 
 template <typename MapOfFd>
 std::expected<std::vector<MapReference>, std::string> take_map_references(std::string& code,
                                                                           MapOfFd map_of_fd) {
   std::vector<MapReference> refs;
-  const size_t n = code.size() / 8;
-  for (size_t i = 0; i < n; ++i) {
-    auto* insn = reinterpret_cast<uint8_t*>(code.data() + i * 8);
-    if (insn[0] != image_detail::kLdImm64) continue;
+  std::string error = image_detail::for_each_ld_imm64(code, [&](uint32_t i, uint8_t* insn) {
     uint8_t src = insn[1] >> 4;
     if (src == image_detail::kPseudoMapFd || src == image_detail::kPseudoMapValue) {
       int32_t fd;
       __builtin_memcpy(&fd, insn + 4, 4);
       int map = map_of_fd(fd);
       if (map < 0)
-        return std::unexpected("instruction " + std::to_string(i) + " names fd " +
-                               std::to_string(fd) + ", which is no map of the program");
-      refs.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(map)});
+        return "instruction " + std::to_string(i) + " names fd " + std::to_string(fd) +
+               ", which is no map of the program";
+      refs.push_back({i, static_cast<uint32_t>(map)});
       __builtin_memset(insn + 4, 0, 4);
     } else if (src != 0 && src != image_detail::kPseudoFunc) {
-      return std::unexpected(image_detail::pseudo_error(static_cast<uint32_t>(i), src));
+      return image_detail::pseudo_error(i, src);
     }
-    ++i;  // the second half of the ld_imm64
-  }
+    return std::string();
+  });
+  if (!error.empty()) return std::unexpected(error);
   return refs;
 }
 

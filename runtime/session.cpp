@@ -45,7 +45,6 @@ class Run {
       : plan_(plan),
         options_(options),
         os_(os),
-        os_name_(options.output_path.empty() ? "the standard output" : options.output_path),
         output_(output),
         bpf_(std::move(bpf)),
         stacks_(*bpf_),
@@ -72,7 +71,6 @@ class Run {
   const Plan& plan_;
   const RunOptions& options_;
   std::ostream& os_;
-  std::string os_name_;  // for the message when writing fails
   Output& output_;
   std::unique_ptr<BpfObject> bpf_;
   StackSymbolizers stacks_;
@@ -144,7 +142,9 @@ void Run::flush_output() {
 // pipe is the reader's choice (`bpfql run q.yml | head`), so it ends the run quietly.
 bool Run::report_write_error() const {
   if (write_errno_ == 0 || write_errno_ == EPIPE) return false;
-  say(fmt::format("cannot write the output to {}: {}", os_name_, std::strerror(write_errno_)));
+  const std::string& path = options_.output_path;
+  say(fmt::format("cannot write the output to {}: {}", path.empty() ? "the standard output" : path,
+                  std::strerror(write_errno_)));
   return true;
 }
 

@@ -213,13 +213,13 @@ TEST_CASE("run-time constants: markers are taken out of ld_imm64s, and values wr
   REQUIRE(decoded->functions[1].constant_refs.size() == 2);
   CHECK(decoded->functions[1].constant_refs[0].slot == 1);
 
-  auto patched = with_constants(*decoded, {0xfffffffffffffffbULL, 4242});
+  auto patched = with_constants(*decoded, {{0xfffffffffffffffbULL, "$a"}, {4242, "$b"}});
   REQUIRE_MESSAGE(patched, patched.error());
   CHECK(imm64_of(patched->functions[1].code, 0) == 4242);
   CHECK(imm64_of(patched->functions[1].code, 6) == 0xfffffffffffffffbULL);
   CHECK(patched->functions[0].code == decoded->functions[0].code);
 
-  auto short_of_values = with_constants(*decoded, {1});
+  auto short_of_values = with_constants(*decoded, {{1, "$a"}});
   REQUIRE(!short_of_values);
   CHECK(short_of_values.error().find("constant 1, of 1 given") != std::string::npos);
 
