@@ -50,16 +50,18 @@ bool attach_filters_pid(ProbeKind kind) {
   return kind == ProbeKind::Uprobe || kind == ProbeKind::Uretprobe || kind == ProbeKind::Usdt;
 }
 
-std::string signature(const ProbeEnv& env) {
+std::string signature(const ProbeEnv& env, Dialect dialect) {
+  std::string name = dialect == Dialect::Bcc ? "int " + env.function
+                                             : "BPFQL_FUNCTION(" + env.function + ")";
   switch (env.probe->kind) {
     case ProbeKind::Tracepoint:
-      return fmt::format("int {}(struct {} *args)", env.function, env.tracepoint->tag);
+      return fmt::format("{}(struct {} *args)", name, env.tracepoint->tag);
     case ProbeKind::Profile:
     case ProbeKind::Software:
     case ProbeKind::Hardware:
-      return fmt::format("int {}(struct bpf_perf_event_data *ctx)", env.function);
+      return fmt::format("{}(struct bpf_perf_event_data *ctx)", name);
     default:
-      return fmt::format("int {}(struct pt_regs *ctx)", env.function);
+      return fmt::format("{}(struct pt_regs *ctx)", name);
   }
 }
 
@@ -81,7 +83,7 @@ Result<std::string> FunctionGen::generate() {
                                 c_names::comment_text(query_.name), c_names::comment_text(loc.file),
                                 loc.line, env_.role == Role::SpanBegin ? ", span begin" : "",
                                 c_names::comment_text(env_.probe->spec));
-  out += signature(env_) + " {\n";
+  out += signature(env_, dialect()) + " {\n";
   for (const auto& l : lines_) out += l + "\n";
   out += "  return 0;\n}\n";
   return out;
@@ -104,7 +106,7 @@ Result<void> FunctionGen::emit_span_begin() {
     std::string ts = cached("ts", "u64 ts = bpf_ktime_get_ns();");
     line(fmt::format("u64 *start = {}.task_storage_get(bpf_get_current_task_btf(), 0, "
                      "BPF_LOCAL_STORAGE_GET_F_CREATE);",
-                     layout_.map("start")));
+                     layout_.map("start")));  // BCC only (plain_c_possible)
     line("if (!start) {  /* no memory for the thread's slot */");
     line(fmt::format("  {}_drop();", layout_.prefix));
     line("  return 0;");
@@ -115,7 +117,8 @@ Result<void> FunctionGen::emit_span_begin() {
   auto key = span_key_value();
   if (!key) return std::unexpected(key.error());
   std::string ts = cached("ts", "u64 ts = bpf_ktime_get_ns();");
-  line(fmt::format("if ({}.update(&skey, &{}))  /* the map is full */", layout_.map("start"), ts));
+  line(fmt::format("if ({})  /* the map is full */",
+                   map_update(dialect(), layout_.map("start"), "&skey", "&" + ts)));
   line(fmt::format("  {}_drop();", layout_.prefix));
   return {};
 }
@@ -147,12 +150,12 @@ Result<void> FunctionGen::emit_span_end_prologue() {
   }
   auto key = span_key_value();
   if (!key) return std::unexpected(key.error());
-  line(fmt::format("u64 *start = {}.lookup(&skey);", layout_.map("start")));
+  line(fmt::format("u64 *start = {};", map_lookup(dialect(), layout_.map("start"), "&skey")));
   line("if (!start)");
   line("  return 0;");
   std::string ts = cached("ts", "u64 ts = bpf_ktime_get_ns();");
   line(fmt::format("u64 duration = {} - *start;", ts));
-  line(fmt::format("{}.delete(&skey);", layout_.map("start")));
+  line(map_delete(dialect(), layout_.map("start"), "&skey") + ";");
   return {};
 }
 
@@ -195,7 +198,8 @@ Result<void> FunctionGen::emit_filters(const std::vector<ExprPtr>& filters) {
 void FunctionGen::ensure_scratch() {
   if (!once("scratch")) return;
   std::string idx = cached("idx0", "u32 idx0 = 0;");
-  line(fmt::format("struct {0} *sc = {0}.lookup(&{1});", layout_.scratch.tag(), idx));
+  line(fmt::format("struct {} *sc = {};", layout_.scratch.tag(),
+                   map_lookup(dialect(), layout_.scratch.tag(), "&" + idx)));
   line("if (!sc)");
   line("  return 0;");
 }
@@ -252,8 +256,8 @@ Result<void> FunctionGen::emit_member(const Expr& e, const std::string& lvalue, 
     if (query_.streaming())  // the event's own array; the kernel zeroes what the stack leaves
       line(fmt::format("bpf_get_stack({}, {}, sizeof({}), {});", env_.ctx, lvalue, lvalue, flags));
     else
-      line(fmt::format("{} = {}.get_stackid({}, {});", lvalue, layout_.map("stacks"), env_.ctx,
-                       flags));
+      line(fmt::format("{} = {};", lvalue,
+                       get_stackid(dialect(), layout_.map("stacks"), env_.ctx, flags)));
     return {};
   }
   if (e.type.is_bool()) {
@@ -293,8 +297,9 @@ Result<void> FunctionGen::emit_event() {
         !r)
       return r;
   }
-  line(fmt::format("if ({0}.perf_submit({1}, &{2}, sizeof({2})) < 0)  /* the buffer is full */",
-                   layout_.map("events"), env_.ctx, layout_.event_var));
+  line(fmt::format("if ({} < 0)  /* the buffer is full */",
+                   perf_submit(dialect(), layout_.map("events"), env_.ctx, "&" + layout_.event_var,
+                               fmt::format("sizeof({})", layout_.event_var))));
   line(fmt::format("  {}_lose();", layout_.prefix));
   return {};
 }
@@ -303,13 +308,15 @@ Result<void> FunctionGen::emit_update() {
   if (!layout_.val.empty()) {
     if (query_.keys.empty()) {
       std::string idx = cached("idx0", "u32 idx0 = 0;");
-      line(fmt::format("{} *v = {}.lookup(&{});", layout_.val.type(), layout_.map("vals"), idx));
+      line(fmt::format("{} *v = {};", layout_.val.type(),
+                       map_lookup(dialect(), layout_.map("vals"), "&" + idx)));
       line("if (!v)");
       line("  return 0;");
     } else {
       ensure_zero_value();
-      line(fmt::format("{} *v = {}.lookup_or_try_init(&{}, &{});", layout_.val.type(),
-                       layout_.map("vals"), layout_.key_var, layout_.zero_var));
+      line(fmt::format("{} *v = {};", layout_.val.type(),
+                       map_lookup_or_init(dialect(), layout_.map("vals"), "&" + layout_.key_var,
+                                          "&" + layout_.zero_var)));
       line("if (!v) {  /* the map is full */");
       line(fmt::format("  {}_drop();", layout_.prefix));
       line("  return 0;");
@@ -376,15 +383,16 @@ Result<void> FunctionGen::emit_histogram(const AggregateItem& agg, size_t i) {
   std::string counter = fmt::format("c{}", i);
   if (query_.keys.empty()) {
     line(fmt::format("u32 slot{} = {};", i, slot));
-    line(fmt::format("u64 *{} = {}.lookup(&slot{});", counter, map, i));
+    line(fmt::format("u64 *{} = {};", counter,
+                     map_lookup(dialect(), map, fmt::format("&slot{}", i))));
     line(fmt::format("if ({})", counter));
     line(fmt::format("  (*{})++;", counter));
     return {};
   }
   std::string zero = cached("zero64", "u64 zero64 = 0;");
   line(fmt::format("{}.slot = {};", layout_.key_outer, slot));
-  line(fmt::format("u64 *{} = {}.lookup_or_try_init(&{}, &{});", counter, map, layout_.key_outer,
-                   zero));
+  line(fmt::format("u64 *{} = {};", counter,
+                   map_lookup_or_init(dialect(), map, "&" + layout_.key_outer, "&" + zero)));
   line(fmt::format("if ({})", counter));
   line(fmt::format("  (*{})++;", counter));
   line("else  /* the map is full */");

@@ -102,6 +102,7 @@ class FunctionGen {
   const CheckedQuery& query_;
   const QueryLayout& layout_;
   ProgramState& program_;
+  Dialect dialect() const { return program_.dialect; }
   ProbeEnv env_;
   std::vector<std::string> lines_;
   std::set<std::string> done_;

@@ -11,6 +11,7 @@
 #include "compiler/check.h"
 #include "compiler/codegen_helpers.h"
 #include "compiler/codegen_layout.h"
+#include "compiler/codegen_maps.h"
 #include "compiler/codegen_tracepoint.h"
 #include "compiler/plan.h"
 
@@ -34,6 +35,7 @@ static_assert((kStackTraceEntries & (kStackTraceEntries - 1)) == 0,
 inline constexpr uint32_t kStreamStackFrames = 127;
 
 struct ProgramState {
+  Dialect dialect = Dialect::Bcc;
   std::set<CHelper> helpers;
   bool needs_ptrace = false;                            // struct pt_regs: kprobes, uprobes, USDT
   bool needs_perf_event = false;                        // profile, software, hardware
@@ -110,7 +112,8 @@ struct QueryLayout {
 Result<QueryLayout> layout_query(const CheckedQuery& query, int index);
 
 // The maps and shared declarations of a query (structs, maps, its drop counter).
-std::string query_declarations(const CheckedQuery& query, const QueryLayout& layout);
+std::string query_declarations(const CheckedQuery& query, const QueryLayout& layout,
+                               Dialect dialect);
 
 // The Plan's description of a query (attaches are filled by the caller).
 PlanQuery plan_query(const CheckedQuery& query, const QueryLayout& layout);

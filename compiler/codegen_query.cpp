@@ -301,72 +301,71 @@ Result<QueryLayout> layout_query(const CheckedQuery& q, int index) {
   return L;
 }
 
-std::string query_declarations(const CheckedQuery& q, const QueryLayout& L) {
+std::string query_declarations(const CheckedQuery& q, const QueryLayout& L, Dialect d) {
   std::string out =
       fmt::format("/* query '{}' ({}:{}){} */\n", c_names::comment_text(q.name),
                   c_names::comment_text(q.loc.file), q.loc.line,
                   q.description.empty() ? "" : ": " + c_names::comment_text(q.description));
   for (const StructLayout* s : {&L.key, &L.hkey, &L.val, &L.event, &L.scratch})
     if (!s->empty()) out += s->declaration();
+  auto declare = [&](MapDecl m, const char* comment = nullptr) {
+    out += map_declaration(d, m);
+    out += comment ? fmt::format("  /* {} */\n", comment) : "\n";
+  };
   uint32_t max_entries = std::max<uint32_t>(q.max_entries, 1);
   if (!L.val.empty()) {
     if (L.key.empty())
-      out += fmt::format("BPF_PERCPU_ARRAY({}, {}, 1);\n", L.map("vals"), L.val.type());
+      declare({MapKind::PercpuArray, L.map("vals"), "", L.val.type(), 1});
     else
-      out += fmt::format("BPF_PERCPU_HASH({}, {}, {}, {});\n", L.map("vals"), L.key.type(),
-                         L.val.type(), max_entries);
+      declare({MapKind::PercpuHash, L.map("vals"), L.key.type(), L.val.type(), max_entries});
   }
   for (size_t i = 0; i < q.aggregates.size(); ++i) {
     if (L.hist_maps[i].empty()) continue;
     int slots = histogram_slots(q.aggregates[i].kind, q.aggregates[i].lhist_min,
                                 q.aggregates[i].lhist_max, q.aggregates[i].lhist_step);
     if (L.key.empty()) {
-      out += fmt::format("BPF_PERCPU_ARRAY({}, u64, {});\n", L.hist_maps[i], slots);
+      declare({MapKind::PercpuArray, L.hist_maps[i], "", "u64", static_cast<uint64_t>(slots)});
     } else {
       // Keys times occupied slots, allocated as they are used.
       uint64_t entries =
           std::min<uint64_t>(uint64_t{max_entries} * static_cast<uint64_t>(slots), kMaxHistEntries);
       entries = std::max<uint64_t>(entries, max_entries);
-      out += fmt::format("BPF_F_TABLE(\"percpu_hash\", {}, u64, {}, {}, BPF_F_NO_PREALLOC);\n",
-                         L.hkey.type(), L.hist_maps[i], entries);
+      declare({MapKind::PercpuHashOnDemand, L.hist_maps[i], L.hkey.type(), "u64", entries});
     }
   }
   if (q.span && span_in_task_storage(q))
-    out += fmt::format("BPF_TASK_STORAGE({}, u64);  /* the thread's span begin time (ns); 0 = none */\n",
-                       L.map("start"));
+    declare({MapKind::TaskStorage, L.map("start"), "", "u64", 0},
+            "the thread's span begin time (ns); 0 = none");
   else if (q.span)
-    out += fmt::format("BPF_HASH({}, u64, u64, {});  /* span key -> begin time (ns) */\n",
-                       L.map("start"), max_entries);
-  if (q.streaming()) out += fmt::format("BPF_PERF_OUTPUT({});\n", L.map("events"));
-  if (L.uses_stacks)
-    // BPF_STACK_TRACE would round the size up with roundup_pow_of_two(), from <linux/log2.h>,
-    // which the compile leaves out (see compile_cflags() in runtime/compile_child.h).
-    out += fmt::format("BPF_TABLE(\"stacktrace\", int, struct bpf_stacktrace, {}, {});\n",
-                       L.map("stacks"), kStackTraceEntries);
+    declare({MapKind::Hash, L.map("start"), "u64", "u64", max_entries},
+            "span key -> begin time (ns)");
+  if (q.streaming()) declare({MapKind::PerfOutput, L.map("events"), "", "", 0});
+  if (L.uses_stacks) declare({MapKind::StackTrace, L.map("stacks"), "", "", kStackTraceEntries});
   if (!L.scratch.empty())
-    out += fmt::format("BPF_PERCPU_ARRAY({0}, struct {0}, 1);  /* too big for the stack */\n",
-                       L.scratch.tag());
-  out += fmt::format("BPF_PERCPU_ARRAY({}, u64, 1);\n\n", L.map("dropped"));
+    declare({MapKind::PercpuArray, L.scratch.tag(), "", "struct " + L.scratch.tag(), 1},
+            "too big for the stack");
+  declare({MapKind::PercpuArray, L.map("dropped"), "", "u64", 1});
   out += fmt::format(
-      "/* a key dropped because a map was full: counted, and printed by the runtime */\n"
+      "\n/* a key dropped because a map was full: counted, and printed by the runtime */\n"
       "static __always_inline void {0}_drop(void) {{\n"
       "  u32 idx = 0;\n"
-      "  u64 *n = {1}.lookup(&idx);\n"
+      "  u64 *n = {1};\n"
       "  if (n)\n"
       "    (*n)++;\n"
       "}}\n",
-      L.prefix, L.map("dropped"));
-  if (q.streaming())
+      L.prefix, map_lookup(d, L.map("dropped"), "&idx"));
+  if (q.streaming()) {
+    declare({MapKind::PercpuArray, L.map("lost"), "", "u64", 1});
     out += fmt::format(
-        "BPF_PERCPU_ARRAY({1}, u64, 1);\n"
         "/* an event the perf buffer had no room for: counted, and printed by the runtime */\n"
         "static __always_inline void {0}_lose(void) {{\n"
         "  u32 idx = 0;\n"
-        "  u64 *n = {1}.lookup(&idx);\n"
+        "  u64 *n = {1};\n"
         "  if (n)\n"
         "    (*n)++;\n"
         "}}\n",
-        L.prefix, L.map("lost"));
+        L.prefix, map_lookup(d, L.map("lost"), "&idx"));
+  }
   return out;
 }
 

@@ -154,7 +154,11 @@ inline bool is_runtime_constant_marker(uint64_t v) {
 }
 
 struct Plan {
-  std::string c_source;
+  std::string c_source;  // BCC's dialect, for libbcc (what `bpfql compile` prints)
+  // The same program in plain C (codegen_maps.h), which bpfql compiles in one clang pass without
+  // kernel headers (runtime/clang_compile.h); "" when the program needs libbcc (USDT, task
+  // storage, kprobes and uprobes).
+  std::string c_plain;
   std::vector<PlanQuery> queries;
   std::vector<PlanConstant> constants;  // by slot
 };

@@ -4,6 +4,7 @@
 #include <bcc/BPF.h>
 #include <bcc/bpf_module.h>
 #include <bcc/libbpf.h>
+#include <bpf/libbpf.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/bpf.h>
@@ -17,6 +18,8 @@
 #include <map>
 #include <set>
 
+#include "runtime/bpf_elf.h"
+#include "runtime/clang_compile.h"
 #include "runtime/kallsyms_shortcut.h"
 #include "runtime/loader.h"
 #include "runtime/stderr_capture.h"
@@ -274,16 +277,64 @@ CompileOutcome compile_with(ebpf::BPF& bpf, const Plan& plan, bool full_verifier
   return r;
 }
 
+// The plain C in one clang pass, read back into an image; on failure, why (for the log).
+std::expected<ProgramImage, std::string> compile_plain(const Plan& plan) {
+  auto object = compile_plain_c(plan.c_plain);
+  if (!object) return std::unexpected("clang: " + object.error());
+  std::vector<ElfFunction> functions;
+  for (const auto& [q, a] : attached_functions(plan))
+    functions.push_back({a->function, program_type_of(*a)});
+  int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0) return std::unexpected("cannot count the possible CPUs");
+  return image_from_elf(*object, functions, static_cast<uint32_t>(cpus));
+}
+
+// The compile the child (or this process, as the fallback) does.
+CompileOutcome compile_with_compiler(const Plan& plan, bool full_verifier_log, Compiler compiler,
+                                     bool leak_libbcc) {
+  std::string note;
+  if (compiler == Compiler::Plain) {
+    auto image = compile_plain(plan);
+    if (image) {
+      CompileOutcome r;
+      r.image = std::move(*image);
+      r.plain = true;
+      r.log = "compiled the plain C in one clang pass (libbcc not run)\n";
+      return r;
+    }
+    note = "the plain C did not compile (" + image.error() + "); compiling with libbcc\n";
+  }
+  CompileOutcome r;
+  if (leak_libbcc) {
+    // Never destroyed: tearing libbcc's module down would only delay the reply; exit frees
+    // it. No "rw engine": libbcc would JIT a text reader and writer for every map's key and
+    // value, for its table API's string conversions, which bpfql never uses.
+    auto* bpf = new ebpf::BPF(0, nullptr, /*rw_engine_enabled=*/false);
+    r = compile_with(*bpf, plan, full_verifier_log);
+  } else {
+    ebpf::BPF bpf(0, nullptr, /*rw_engine_enabled=*/false);
+    r = compile_with(bpf, plan, full_verifier_log);
+  }
+  r.log = note + r.log;
+  return r;
+}
+
 }  // namespace
 
-CompileOutcome compile_here(const Plan& plan, bool full_verifier_log) {
-  ebpf::BPF bpf(0, nullptr, /*rw_engine_enabled=*/false);
-  return compile_with(bpf, plan, full_verifier_log);
+Compiler compiler_for(const Plan& plan) {
+  if (plan.c_plain.empty()) return Compiler::Libbcc;
+  const char* choice = std::getenv("BPFQL_COMPILER");
+  return choice && std::string_view(choice) == "libbcc" ? Compiler::Libbcc : Compiler::Plain;
+}
+
+CompileOutcome compile_here(const Plan& plan, bool full_verifier_log, Compiler compiler) {
+  return compile_with_compiler(plan, full_verifier_log, compiler, /*leak_libbcc=*/false);
 }
 
 std::string encode_outcome(const CompileOutcome& outcome) {
   std::string out(kReplyMagic);
   out.push_back(outcome.image ? 1 : 0);
+  out.push_back(outcome.plain ? 1 : 0);
   put_str(out, outcome.error);
   put_str(out, outcome.log);
   put_str(out, outcome.image ? encode_image(*outcome.image, kChildKey) : std::string());
@@ -297,6 +348,9 @@ std::optional<CompileOutcome> decode_outcome(std::string_view in) {
   bool ok = in.front() == 1;
   in.remove_prefix(1);
   CompileOutcome r;
+  if (in.empty()) return std::nullopt;
+  r.plain = in.front() == 1;
+  in.remove_prefix(1);
   std::string image;
   if (!get_str(in, r.error) || !get_str(in, r.log) || !get_str(in, image) || !in.empty())
     return std::nullopt;
@@ -308,22 +362,19 @@ std::optional<CompileOutcome> decode_outcome(std::string_view in) {
   return r;
 }
 
-CompileOutcome compile_in_child(const Plan& plan, bool full_verifier_log) {
+CompileOutcome compile_in_child(const Plan& plan, bool full_verifier_log, Compiler compiler) {
   int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return compile_here(plan, full_verifier_log);
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return compile_here(plan, full_verifier_log, compiler);
   pid_t child = fork();
   if (child < 0) {
     close(pipe_fds[0]);
     close(pipe_fds[1]);
-    return compile_here(plan, full_verifier_log);
+    return compile_here(plan, full_verifier_log, compiler);
   }
   if (child == 0) {
     close(pipe_fds[0]);
-    // Never destroyed: tearing libbcc's module down would only delay the reply; exit frees it.
-    // No "rw engine": libbcc would JIT a text reader and writer for every map's key and value,
-    // for its table API's string conversions, which bpfql never uses (it reads maps itself).
-    auto* bpf = new ebpf::BPF(0, nullptr, /*rw_engine_enabled=*/false);
-    CompileOutcome outcome = compile_with(*bpf, plan, full_verifier_log);
+    CompileOutcome outcome =
+        compile_with_compiler(plan, full_verifier_log, compiler, /*leak_libbcc=*/true);
     bool sent = write_all(pipe_fds[1], encode_outcome(outcome));
     close(pipe_fds[1]);  // the parent goes on now, not after this process's teardown
     // _exit: no atexit handlers, no flushing of stdio buffers copied from the parent.
@@ -336,6 +387,12 @@ CompileOutcome compile_in_child(const Plan& plan, bool full_verifier_log) {
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   if (auto outcome = decode_outcome(reply)) return std::move(*outcome);
+  if (compiler == Compiler::Plain) {  // LLVM exits the process on some errors: libbcc's turn
+    CompileOutcome r = compile_in_child(plan, full_verifier_log, Compiler::Libbcc);
+    r.log = "the one-pass compile failed: " + child_death(status) + "; compiling with libbcc\n" +
+            r.log;
+    return r;
+  }
   CompileOutcome r;
   r.error = "failed to compile the generated BPF program: " + child_death(status);
   return r;

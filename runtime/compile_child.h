@@ -20,15 +20,25 @@ struct CompileOutcome {
   std::optional<ProgramImage> image;  // nullopt on failure
   std::string error;                  // on failure: the message for stderr
   std::string log;                    // libbcc's and LLVM's stderr meanwhile (noise removed)
+  // The image came from bpfql's own one-pass compile of Plan::c_plain (clang_compile.h), which
+  // runs no verifier: a rejection when it loads is best explained by compiling with libbcc.
+  bool plain = false;
 };
 
+// Which compiler a Plan goes to: bpfql's one-pass compile of its plain C when it has one,
+// unless BPFQL_COMPILER=libbcc says otherwise (a way around a problem in it); else libbcc.
+enum class Compiler { Plain, Libbcc };
+Compiler compiler_for(const Plan& plan);
+
 // Forks, compiles in the child, returns what it sent. Falls back to compile_here when it
-// cannot fork.
-CompileOutcome compile_in_child(const Plan& plan, bool full_verifier_log);
+// cannot fork. `compiler` Plain falls back to libbcc when the plain compile fails (the log
+// says why).
+CompileOutcome compile_in_child(const Plan& plan, bool full_verifier_log, Compiler compiler);
 
 // The compile itself, in this process (the child's work; also the fallback). With
 // `full_verifier_log`, a function the verifier gave up on is verified again to get the log.
-CompileOutcome compile_here(const Plan& plan, bool full_verifier_log);
+CompileOutcome compile_here(const Plan& plan, bool full_verifier_log,
+                            Compiler compiler = Compiler::Libbcc);
 
 // The flags every compile of generated C passes to libbcc. libbcc's helpers.h includes
 // <linux/log2.h> and <asm/page.h> only for two macros bpfql's C never uses (BPF_STACK_TRACE's

@@ -150,7 +150,7 @@ std::optional<LoadResult> load_cached(const Plan& plan, CacheUse& u) {
 LoadResult load_program(const Plan& plan, bool full_verifier_log, bool use_cache) {
   CacheUse cache = open_cache(plan, use_cache);
   if (auto cached = load_cached(plan, cache)) return std::move(*cached);
-  CompileOutcome compiled = compile_in_child(plan, full_verifier_log);
+  CompileOutcome compiled = compile_in_child(plan, full_verifier_log, compiler_for(plan));
   if (!compiled.image) {
     LoadResult r;
     r.error = std::move(compiled.error);
@@ -165,6 +165,20 @@ LoadResult load_program(const Plan& plan, bool full_verifier_log, bool use_cache
   }
   LoadResult r = load_image(plan, *compiled.image);
   r.log = cache.log + compiled.log + r.log;
+  if (!r.bpf && compiled.plain) {
+    // The verifier refused the one-pass compile's program (or a map could not be created):
+    // libbcc's compile runs the verifier itself and says why with the C lines.
+    if (cache.cache) cache.cache->forget(cache.key);
+    CompileOutcome again = compile_in_child(plan, full_verifier_log, Compiler::Libbcc);
+    r.log += again.log;
+    if (!again.image) {
+      r.error = std::move(again.error);
+      return r;
+    }
+    LoadResult second = load_image(plan, *again.image);
+    second.log = r.log + second.log;
+    return second;
+  }
   return r;
 }
 

@@ -88,7 +88,10 @@ std::expected<std::string, std::string> program_cache_key(const Plan& plan) {
       key += fmt::format("usdt {}:{} {} {}\n", a.provider, a.usdt_name, a.function,
                          identity(a.binary));
     }
-  key += "c\n" + plan.c_source;
+  if (compiler_for(plan) == Compiler::Plain)
+    key += "compiler: one clang pass\nc\n" + plan.c_plain;
+  else
+    key += "compiler: libbcc\nc\n" + plan.c_source;
   return key;
 }
 

@@ -14,6 +14,8 @@ packages=(
   libbpfcc-dev bpfcc-tools libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   doctest-dev nlohmann-json3-dev libcpp-httplib-dev
   linux-headers-amd64 systemtap-sdt-dev bpftool libbpf-dev python3 bpftrace
+  # runtime/clang_compile.cpp: clang's and LLVM's C++ API (the libraries libbcc already uses)
+  libclang-14-dev libclang-cpp14-dev llvm-14-dev
   # scripts/ci-extra.sh: the compiler fuzzer and the ASan+UBSan unit tests. clang-19 is the first
   # Debian 12 clang that both ships libFuzzer and compiles libstdc++ 12's <expected>; llvm-19
   # symbolizes the reports.

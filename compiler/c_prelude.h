@@ -1,0 +1,18 @@
+// What a plain-C program of bpfql's (codegen_maps.h, Dialect::Plain) begins with: integer types,
+// the BPF helpers it calls (by their numbers in the kernel's ABI, from <linux/bpf.h> of the build
+// host), the map definition macro and the constants it names. No kernel header is parsed when it
+// compiles, which is what makes the one-pass compile fast (runtime/clang_compile.h).
+#pragma once
+
+#include <string>
+
+namespace bpfql::codegen {
+
+const std::string& plain_c_prelude();
+
+// The section a plain-C program's maps are defined in, and the prefix of each function's own
+// section ("prog/q0_p0"): the compiled object is read back by these names (runtime/bpf_elf.h).
+inline constexpr const char* kPlainMapSection = "maps";
+inline constexpr const char* kPlainFunctionSectionPrefix = "prog/";
+
+}  // namespace bpfql::codegen
