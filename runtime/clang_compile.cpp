@@ -79,6 +79,7 @@ std::expected<std::string, std::string> compile_plain_c(std::string_view source)
   clang::CompilerInstance compiler;
   compiler.setInvocation(std::move(invocation));
   compiler.createDiagnostics(printer, /*ShouldOwnClient=*/true);
+  compiler.setVerboseOutputStream(diag_out);  // "1 error generated.": with the rest
   llvm::SmallVector<char, 0> object;
   compiler.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(object));
   clang::EmitObjAction action;

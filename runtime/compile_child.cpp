@@ -279,8 +279,10 @@ CompileOutcome compile_with(ebpf::BPF& bpf, const Plan& plan, bool full_verifier
 
 // The plain C in one clang pass, read back into an image; on failure, why (for the log).
 std::expected<ProgramImage, std::string> compile_plain(const Plan& plan) {
+  StderrCapture capture;  // clang's error count, LLVM's messages: for the log, not the terminal
   auto object = compile_plain_c(plan.c_plain);
-  if (!object) return std::unexpected("clang: " + object.error());
+  std::string printed = capture.finish();
+  if (!object) return std::unexpected("clang: " + object.error() + printed);
   std::vector<ElfFunction> functions;
   for (const auto& [q, a] : attached_functions(plan))
     functions.push_back({a->function, program_type_of(*a)});

@@ -18,6 +18,9 @@
 
 #include "compiler/buckets.h"
 #include "compiler/codegen.h"
+#include "runtime/bpf_elf.h"
+#include "runtime/bpf_object.h"
+#include "runtime/clang_compile.h"
 #include "runtime/compile_child.h"
 #include "runtime/kernel_btf.h"
 #include "support/check_helpers.h"
@@ -101,7 +104,73 @@ LoadResult load_in_child(const Plan& plan) {
   return result;
 }
 
+// The same through bpfql's one-pass compile of the plain C and its own loader (as a session
+// does), in a child process too; "" when every function passed the verifier.
+LoadResult load_plain_in_child(const Plan& plan) {
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    dup2(fds[1], STDERR_FILENO);
+    close(fds[0]);
+    auto object = compile_plain_c(plan.c_plain);
+    if (!object) {
+      fprintf(stderr, "clang: %s\n", object.error().c_str());
+      _exit(2);
+    }
+    std::vector<ElfFunction> functions;
+    for (const auto& q : plan.queries)
+      for (const auto& a : q.attaches) functions.push_back({a.function, program_type_of(a)});
+    auto image = image_from_elf(*object, functions, static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_CONF)));
+    if (!image) {
+      fprintf(stderr, "image: %s\n", image.error().c_str());
+      _exit(4);
+    }
+    auto patched = with_constants(*image, plan.constants);
+    if (!patched) _exit(5);
+    auto loaded = BpfObject::load(*patched);
+    if (!loaded) {
+      fprintf(stderr, "load %s: %s\n", loaded.error().function.c_str(),
+              loaded.error().message.c_str());
+      _exit(3);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  LoadResult result;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;)
+    result.log.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  result.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return result;
+}
+
 }  // namespace
+
+TEST_CASE("every golden program's plain C compiles in one pass and passes the verifier") {
+  if (geteuid() != 0) {
+    MESSAGE("skipped: not root");
+    return;
+  }
+  int loaded = 0;
+  for (const auto& entry : fs::directory_iterator(kGoldenDir)) {
+    if (entry.path().extension() != ".yml") continue;
+    CAPTURE(entry.path().filename().string());
+    auto program = testing::check_yaml(read_file(entry.path()));
+    REQUIRE_MESSAGE(program.has_value(), (program ? "" : program.error().message));
+    auto plan = generate_plan(*program);
+    REQUIRE(plan.has_value());
+    if (plan->c_plain.empty()) continue;
+    LoadResult result = load_plain_in_child(*plan);
+    CHECK_MESSAGE(result.ok, entry.path().filename().string() << " does not load:\n" << result.log);
+    ++loaded;
+  }
+  CHECK(loaded >= 10);
+}
 
 TEST_CASE("every golden program compiles with libbcc and passes the verifier") {
   if (auto why = cannot_load(); !why.empty()) {
@@ -187,6 +256,9 @@ group_by: str(arg5)
     REQUIRE_MESSAGE(plan.has_value(), (plan ? "" : plan.error().message));
     LoadResult result = load_in_child(*plan);
     CHECK_MESSAGE(result.ok, plan->queries[0].name << " does not load:\n" << result.log);
+    if (plan->c_plain.empty()) continue;
+    LoadResult plain = load_plain_in_child(*plan);
+    CHECK_MESSAGE(plain.ok, plan->queries[0].name << "'s plain C does not load:\n" << plain.log);
   }
 }
 
