@@ -92,13 +92,18 @@ int command_check(const PipelineInput& input) {
   return program.failed ? 2 : 0;
 }
 
-int command_compile(const PipelineInput& input) {
+int command_compile(const PipelineInput& input, bool plain) {
   TracefsCatalog catalog;
   if (!catalog.tracefs_problem().empty())
     std::cerr << "bpfql: warning: " << catalog.tracefs_problem() << "\n";
   auto plan = compile_queries(input, catalog);
   if (!plan) return 2;
-  std::cout << plan->c_source;
+  if (plain && plan->c_plain.empty()) {
+    std::cerr << "bpfql: this program is compiled by libbcc (it uses USDT, a uprobe, a kprobe or "
+                 "a span keyed by thread): its C is BCC's\n";
+    plain = false;
+  }
+  std::cout << (plain ? plan->c_plain : plan->c_source);
   if (!plan->constants.empty()) {
     std::cout << "\n/* Run-time constants (the loader writes each into its BPFQL_CONST):\n";
     for (size_t i = 0; i < plan->constants.size(); ++i)

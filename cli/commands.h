@@ -16,7 +16,8 @@ int command_run(const PipelineInput& input, const RunOptions& options);
 // query is a query error (2), an address it cannot listen on a runtime failure (1).
 int command_serve(PipelineInput input, const ListenAddress& listen, const RunOptions& options);
 int command_check(const PipelineInput& input);
-int command_compile(const PipelineInput& input);
+// Prints the BCC C, or with `plain` the plain C (plan.h), of the query file.
+int command_compile(const PipelineInput& input, bool plain = false);
 // kind: "queries", "tracepoints" or "probes" (probes: PATTERN is a binary); "" or any other
 // word alone lists queries, the word being the pattern. A pattern matching nothing is noted on
 // stderr, with exit 0.

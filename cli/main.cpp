@@ -43,6 +43,7 @@ struct Args {
   std::string output;
   bool verbose = false;
   bool no_cache = false;
+  bool plain = false;  // compile: the plain C instead of BCC's
   std::string list_kind;  // "" = queries; a word that is not a kind is a pattern (command_list)
   std::string list_pattern;
   std::string listen = "127.0.0.1:9435";
@@ -189,6 +190,9 @@ Example:
   auto* compile = app.add_subcommand("compile", "Print the generated BPF C");
   compile->add_option("files", args.files, "Query files or library names")->required();
   add_query_options(compile, args);
+  compile->add_flag("--plain", args.plain,
+                    "Print the plain C bpfql compiles itself in one clang pass (tracepoint and "
+                    "perf-event programs) instead of the BCC C libbcc compiles");
 
   auto* list = app.add_subcommand("list", "List library queries, kernel tracepoints, or a binary's USDT probes");
   list->add_option("kind", args.list_kind,
@@ -242,7 +246,7 @@ Example:
         std::cerr << "bpfql: compile takes one query file\n";
         return 2;
       }
-      return bpfql::command_compile(input);
+      return bpfql::command_compile(input, args.plain);
     }
     if (list->parsed()) return bpfql::command_list(args.list_kind, args.list_pattern, args.verbose);
   } catch (const std::exception& e) {

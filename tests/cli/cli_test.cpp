@@ -261,6 +261,27 @@ TEST_CASE("compile prints BPF C that names the query") {
   }
 }
 
+TEST_CASE("compile --plain prints the plain C bpfql compiles itself, or says libbcc compiles it") {
+  REQUIRE_TRACEFS();
+  Completed plain = bpfql({"compile", "--plain", kGood + "/spec-a.yml"});
+  INFO("stderr:\n" << plain.err);
+  CHECK(plain.status.exited_with(0));
+  CHECK(plain.out.find("BPFQL_FUNCTION(q0_p0)") != std::string::npos);
+  CHECK(plain.out.find("bpf_map_lookup_elem(&") != std::string::npos);
+  CHECK(plain.out.find("#include") == std::string::npos);
+  CHECK(plain.err.empty());
+
+  char dir_template[] = "/tmp/bpfql-cli-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template));
+  std::string uprobe = std::string(dir_template) + "/u.yml";
+  std::ofstream(uprobe) << "probe: uprobe:c:malloc\nselect: count()\n";
+  Completed bcc = bpfql({"compile", "--plain", uprobe});
+  fs::remove_all(dir_template);
+  CHECK(bcc.status.exited_with(0));
+  CHECK(bcc.err.find("compiled by libbcc") != std::string::npos);
+  CHECK(bcc.out.find("int q0_p0(struct pt_regs *ctx)") != std::string::npos);
+}
+
 TEST_CASE("compile of a bad file exits 2 with the diagnostic") {
   REQUIRE_TRACEFS();
   std::string file = kBad + "/unknown-field.yml";

@@ -337,6 +337,13 @@ TEST_CASE("injection: every nasty input works as written or is rejected with exi
       }
       REQUIRE(compiled.status.exited_with(0));
       CHECK_MESSAGE(testing::generated_c_problem(compiled.out) == "", compiled.out);
+      // The plain C bpfql compiles itself (for these tracepoint queries: the C that runs).
+      std::vector<std::string> plain_args = args;
+      plain_args.push_back("--plain");
+      Completed plain = bpfql(plain_args);
+      REQUIRE(plain.status.exited_with(0));
+      CHECK(plain.out.find("BPFQL_FUNCTION(") != std::string::npos);
+      CHECK_MESSAGE(testing::generated_c_problem(plain.out) == "", plain.out);
       if (!root_with_tracefs()) {
         MESSAGE("compiled and checked, not loaded: not root");
         continue;

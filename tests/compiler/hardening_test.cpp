@@ -4,6 +4,8 @@
 // file (multiline_positions_test.cpp).
 #include <doctest/doctest.h>
 
+#include "compiler/c_prelude.h"
+
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -52,6 +54,14 @@ TEST_CASE("generated_c_problem: the injection oracle catches what it must") {
   CHECK(testing::generated_c_problem("q0_p0() { int asm = 1; }\n") != "");
   CHECK(testing::generated_c_problem(std::string("int x;\0", 7)) != "");
   CHECK(testing::generated_c_problem("int caf\xc3\xa9;\n") != "");
+  // Plain C: bpfql's own prelude, exactly, right after the first line; nowhere else.
+  const std::string& prelude = codegen::plain_c_prelude();
+  CHECK(testing::generated_c_problem("/* q */\n" + prelude +
+                                     "BPFQL_FUNCTION(q0_p0)(void *args) { return 0; }\n") == "");
+  CHECK(testing::generated_c_problem("/* q */\nint x;\n" + prelude) != "");
+  std::string altered = prelude;
+  altered.replace(altered.find("= (void *)1;"), 12, "= (void *)36;");  // another helper id
+  CHECK(testing::generated_c_problem("/* q */\n" + altered) != "");
   // A member that happens to share a helper's name cannot call it.
   CHECK(testing::generated_c_problem(
             "struct k { u64 bpf_send_signal; };\nk.bpf_send_signal = 1;\n") == "");

@@ -102,5 +102,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (std::string problem = testing::generated_c_problem(plan->c_source); !problem.empty())
     fail("generated C: " + problem, plan->c_source);
+  if (std::string problem = testing::generated_c_problem(plan->c_plain); !problem.empty())
+    fail("generated plain C: " + problem, plan->c_plain);
   return 0;
 }

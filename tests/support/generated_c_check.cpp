@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "compiler/c_prelude.h"
+
 namespace bpfql::testing {
 namespace {
 
@@ -14,7 +16,7 @@ namespace {
 // write only to the program's own maps and buffers. Anything else, and above all the helpers that
 // write user memory, send signals, override return values or tail-call, is an injection (or a
 // new helper that needs a security review before it is added here).
-constexpr std::array<std::string_view, 41> kAllowedCalls = {
+constexpr std::array<std::string_view, 44> kAllowedCalls = {
     "if",
     "for",
     "while",
@@ -55,7 +57,10 @@ constexpr std::array<std::string_view, 41> kAllowedCalls = {
     "bpf_get_prandom_u32",
     "bpf_map_lookup_elem",
     "bpf_map_update_elem",
-    "BPFQL_CONST",  // a run-time constant: kRuntimeConstantDefine below
+    "bpf_map_delete_elem",
+    "BPFQL_CONST",     // a run-time constant: kRuntimeConstantDefine below
+    "BPFQL_MAP",       // plain C: a map definition (compiler/c_prelude.h)
+    "BPFQL_FUNCTION",  // plain C: a function in a section of its own
 };
 // The one macro generated C may define: an ld_imm64 of a marker the loader replaces with a
 // value given at run time (compiler/codegen_helpers.cpp). Its asm is allowed only here.
@@ -268,6 +273,17 @@ class Scanner {
 
 }  // namespace
 
-std::string generated_c_problem(std::string_view c) { return Scanner(c).run(); }
+std::string generated_c_problem(std::string_view c) {
+  // Plain C begins (after its first comment line) with the prelude, fixed text of bpfql's own
+  // with the macros and helper declarations a query cannot write: the rest is checked.
+  const std::string& prelude = codegen::plain_c_prelude();
+  size_t first_line = c.find('\n');
+  if (first_line != c.npos && c.substr(first_line + 1).starts_with(prelude)) {
+    std::string rest(c.substr(0, first_line + 1));
+    rest += c.substr(first_line + 1 + prelude.size());
+    return Scanner(rest).run();
+  }
+  return Scanner(c).run();
+}
 
 }  // namespace bpfql::testing
