@@ -35,6 +35,9 @@ const Helper kHelpers[] = {
      "long (*bpf_probe_read_kernel_str)(void *dst, u32 size, const void *unsafe_ptr)"},
     {BPF_FUNC_probe_read_user,
      "long (*bpf_probe_read_user)(void *dst, u32 size, const void *unsafe_ptr)"},
+    {BPF_FUNC_get_current_task_btf, "void *(*bpf_get_current_task_btf)(void)"},
+    {BPF_FUNC_task_storage_get,
+     "void *(*bpf_task_storage_get)(void *map, void *task, void *value, u64 flags)"},
     {BPF_FUNC_probe_read_user_str,
      "long (*bpf_probe_read_user_str)(void *dst, u32 size, const void *unsafe_ptr)"},
 };
@@ -66,12 +69,15 @@ std::string build() {
       "#define BPF_MAP_TYPE_PERCPU_HASH {}\n"
       "#define BPF_MAP_TYPE_PERCPU_ARRAY {}\n"
       "#define BPF_MAP_TYPE_PERF_EVENT_ARRAY {}\n"
-      "#define BPF_MAP_TYPE_STACK_TRACE {}\n",
+      "#define BPF_MAP_TYPE_STACK_TRACE {}\n"
+      "#define BPF_MAP_TYPE_TASK_STORAGE {}\n"
+      "#define BPF_LOCAL_STORAGE_GET_F_CREATE {}\n",
       static_cast<int>(BPF_ANY), static_cast<int>(BPF_NOEXIST), static_cast<int>(BPF_F_NO_PREALLOC),
       static_cast<unsigned long long>(BPF_F_CURRENT_CPU), static_cast<int>(BPF_F_USER_STACK),
       static_cast<int>(BPF_MAP_TYPE_HASH), static_cast<int>(BPF_MAP_TYPE_PERCPU_HASH),
       static_cast<int>(BPF_MAP_TYPE_PERCPU_ARRAY), static_cast<int>(BPF_MAP_TYPE_PERF_EVENT_ARRAY),
-      static_cast<int>(BPF_MAP_TYPE_STACK_TRACE));
+      static_cast<int>(BPF_MAP_TYPE_STACK_TRACE), static_cast<int>(BPF_MAP_TYPE_TASK_STORAGE),
+      static_cast<int>(BPF_LOCAL_STORAGE_GET_F_CREATE));
   out += fmt::format(
       "struct bpf_stacktrace {{ u64 ip[{}]; }};\n"
       "struct bpf_perf_event_data;\n"

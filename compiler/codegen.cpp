@@ -119,11 +119,10 @@ Result<std::string> query_program(const CheckedQuery& q, int index, ProgramState
 namespace {
 
 // What a one-pass clang compile of plain C cannot do without libbcc: USDT argument readers
-// (libbcc writes them from the binaries' notes), task storage (its map needs the program's
-// BTF) and the pt_regs of kprobes and uprobes (from the kernel's headers).
+// (libbcc writes them from the binaries' notes) and the pt_regs of kprobes and uprobes (from
+// the kernel's headers).
 bool plain_c_possible(const CheckedProgram& program) {
   for (const auto& q : program.queries) {
-    if (codegen::span_in_task_storage(q)) return false;
     auto plain_kind = [](const ProbeRef& p) {
       return p.kind == ProbeKind::Tracepoint || p.kind == ProbeKind::Profile ||
              p.kind == ProbeKind::Software || p.kind == ProbeKind::Hardware;

@@ -104,9 +104,9 @@ Result<void> FunctionGen::emit_span_begin() {
   if (auto r = emit_filters(query_.span->begin_filters); !r) return r;
   if (span_in_task_storage(query_)) {
     std::string ts = cached("ts", "u64 ts = bpf_ktime_get_ns();");
-    line(fmt::format("u64 *start = {}.task_storage_get(bpf_get_current_task_btf(), 0, "
-                     "BPF_LOCAL_STORAGE_GET_F_CREATE);",
-                     layout_.map("start")));  // BCC only (plain_c_possible)
+    line(fmt::format("u64 *start = {};",
+                     task_storage_get(dialect(), layout_.map("start"),
+                                      "BPF_LOCAL_STORAGE_GET_F_CREATE")));
     line("if (!start) {  /* no memory for the thread's slot */");
     line(fmt::format("  {}_drop();", layout_.prefix));
     line("  return 0;");
@@ -139,8 +139,7 @@ Result<std::string> FunctionGen::span_key_value() {
 // The end of a span: find when it began, and forget it (whatever the filters decide next).
 Result<void> FunctionGen::emit_span_end_prologue() {
   if (span_in_task_storage(query_)) {
-    line(fmt::format("u64 *start = {}.task_storage_get(bpf_get_current_task_btf(), 0, 0);",
-                     layout_.map("start")));
+    line(fmt::format("u64 *start = {};", task_storage_get(dialect(), layout_.map("start"), "0")));
     line("if (!start || *start == 0)");
     line("  return 0;");
     std::string ts = cached("ts", "u64 ts = bpf_ktime_get_ns();");

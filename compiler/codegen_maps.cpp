@@ -48,10 +48,11 @@ std::string map_declaration(Dialect d, const MapDecl& m) {
     case MapKind::StackTrace:
       return fmt::format("BPFQL_MAP({}, BPF_MAP_TYPE_STACK_TRACE, int, struct bpf_stacktrace, {}, 0);",
                          m.name, m.entries);
-    case MapKind::TaskStorage:
-      break;
+    case MapKind::TaskStorage:  // the kernel wants no entries and no preallocation
+      return fmt::format("BPFQL_MAP({}, BPF_MAP_TYPE_TASK_STORAGE, int, {}, 0, BPF_F_NO_PREALLOC);",
+                         m.name, m.value_type);
   }
-  return "#error \"task storage needs libbcc\"";
+  return "";
 }
 
 std::string map_lookup(Dialect d, const std::string& map, const std::string& key) {
@@ -88,6 +89,13 @@ std::string get_stackid(Dialect d, const std::string& map, const std::string& ct
                         const std::string& flags) {
   return d == Dialect::Bcc ? fmt::format("{}.get_stackid({}, {})", map, ctx, flags)
                            : fmt::format("bpf_get_stackid({}, &{}, {})", ctx, map, flags);
+}
+
+std::string task_storage_get(Dialect d, const std::string& map, const std::string& flags) {
+  return d == Dialect::Bcc
+             ? fmt::format("{}.task_storage_get(bpf_get_current_task_btf(), 0, {})", map, flags)
+             : fmt::format("bpf_task_storage_get(&{}, bpf_get_current_task_btf(), 0, {})", map,
+                           flags);
 }
 
 }  // namespace bpfql::codegen

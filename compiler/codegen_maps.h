@@ -20,7 +20,7 @@ enum class MapKind {
   Hash,
   PerfOutput,            // one perf buffer per CPU
   StackTrace,            // key int, value struct bpf_stacktrace
-  TaskStorage,           // BCC only: needs BTF for the map, which libbcc produces
+  TaskStorage,           // key: the current task; needs BTF for the map (runtime/bpf_elf.h)
 };
 
 struct MapDecl {
@@ -46,5 +46,7 @@ std::string perf_submit(Dialect d, const std::string& map, const std::string& ct
                         const std::string& data, const std::string& size);
 std::string get_stackid(Dialect d, const std::string& map, const std::string& ctx,
                         const std::string& flags);
+// The current thread's slot of a task storage map (NULL: none and not created).
+std::string task_storage_get(Dialect d, const std::string& map, const std::string& flags);
 
 }  // namespace bpfql::codegen

@@ -3,6 +3,7 @@
 #include <elf.h>
 #include <fmt/format.h>
 #include <linux/bpf.h>
+#include <linux/btf.h>
 
 #include <cstring>
 #include <map>
@@ -73,6 +74,29 @@ class Elf {
   std::vector<Elf64_Shdr> sections_;
 };
 
+// The BTF a task storage map is created with (the kernel creates local storage maps only with
+// BTF for their key and value): [1] int, the key; [2] an unsigned integer of the value's size.
+constexpr uint32_t kBtfKeyType = 1, kBtfValueType = 2;
+std::expected<std::string, std::string> local_storage_btf(uint32_t value_size) {
+  if (value_size != 1 && value_size != 2 && value_size != 4 && value_size != 8)
+    return std::unexpected(fmt::format("a task storage value of {} bytes", value_size));
+  const char strings[] = "\0int\0value";  // offsets 1 and 5
+  std::string types;
+  auto put = [&](uint32_t v) { types.append(reinterpret_cast<const char*>(&v), 4); };
+  put(1), put(BTF_KIND_INT << 24), put(4), put(BTF_INT_SIGNED << 24 | 32);
+  put(5), put(BTF_KIND_INT << 24), put(value_size), put(value_size * 8);
+  btf_header header{};
+  header.magic = BTF_MAGIC;
+  header.version = BTF_VERSION;
+  header.hdr_len = sizeof header;
+  header.type_off = 0;
+  header.type_len = static_cast<uint32_t>(types.size());
+  header.str_off = header.type_len;
+  header.str_len = sizeof strings;
+  std::string out(reinterpret_cast<const char*>(&header), sizeof header);
+  return out + types + std::string(strings, sizeof strings);
+}
+
 template <typename T>
 std::vector<T> table_of(std::string_view data) {
   std::vector<T> out(data.size() / sizeof(T));
@@ -102,6 +126,7 @@ std::expected<ProgramImage, std::string> image_from_elf(std::string_view object,
 
   // The maps, in the order of their definitions; by symbol index for the relocations.
   std::map<size_t, uint32_t> map_of_symbol;
+  uint32_t btf_value_size = 0;  // of the task storage maps' BTF
   if (auto maps = elf.find_section(codegen::kPlainMapSection)) {
     std::string_view defs = elf.data(*maps);
     std::map<uint64_t, size_t> by_offset;  // definition offset → symbol
@@ -117,6 +142,19 @@ std::expected<ProgramImage, std::string> image_from_elf(std::string_view object,
       map_of_symbol[s] = static_cast<uint32_t>(image.maps.size());
       image.maps.push_back(ImageMap{std::string(elf.string(strtab, symbols[s].st_name)), def.type,
                                     def.key_size, def.value_size, entries, def.flags, 0, 0});
+      if (map_type_needs_btf(def.type)) {  // one BTF for all of them: the same value size
+        if (def.type != BPF_MAP_TYPE_TASK_STORAGE ||
+            (btf_value_size != 0 && btf_value_size != def.value_size))
+          return std::unexpected("a map that needs BTF of its own: " + image.maps.back().name);
+        if (image.btf.empty()) {
+          auto btf = local_storage_btf(def.value_size);
+          if (!btf) return std::unexpected(btf.error());
+          image.btf = std::move(*btf);
+          btf_value_size = def.value_size;
+        }
+        image.maps.back().btf_key_type_id = kBtfKeyType;
+        image.maps.back().btf_value_type_id = kBtfValueType;
+      }
     }
   }
 

@@ -1,8 +1,8 @@
 // The two compilers a program can go to give the same results: bpfql's one-pass compile of the
 // plain C (runtime/clang_compile.h; every tracepoint and perf-event program by default) and
-// libbcc's compile of the BCC C (BPFQL_COMPILER=libbcc, and always for USDT, uprobes, kprobes
-// and spans keyed by thread). One file of queries covering maps of every kind (hash, per-CPU
-// array, on-demand histogram hash, span hash, perf buffer, a map small enough to drop keys),
+// libbcc's compile of the BCC C (BPFQL_COMPILER=libbcc, and always for USDT, uprobes and
+// kprobes). One file of queries covering maps of every kind (hash, per-CPU array, on-demand
+// histogram hash, span hash, task storage, perf buffer, a map small enough to drop keys),
 // strings and run-time constants, over one workload, exact rows compared.
 #include <stdlib.h>
 
@@ -68,6 +68,12 @@ queries:
       key: pid
       begin_where: pid == $pid
     select: [count(), sum(retval)]
+  - name: thread-spans
+    span:
+      begin: tracepoint:syscalls:sys_enter_read
+      end: tracepoint:syscalls:sys_exit_read
+      begin_where: pid == $pid
+    select: [count(), sum(retval), min(retval)]
   - name: opened
     probe: tracepoint:syscalls:sys_enter_openat
     where: [pid == $pid, args.filename == "/bpfql-missing-b"]
@@ -98,7 +104,8 @@ TEST_CASE("the one-pass compile and libbcc's give the same rows, events and drop
   CHECK(plain.err.find("compiled the plain C in one clang pass") != std::string::npos);
   CHECK(bcc.err.find("compiled the plain C") == std::string::npos);
 
-  for (const char* q : {"calls", "reads", "read-total", "opens", "few-keys", "read-spans"}) {
+  for (const char* q :
+       {"calls", "reads", "read-total", "opens", "few-keys", "read-spans", "thread-spans"}) {
     CAPTURE(q);
     json rows = final_rows(plain, q);
     CHECK(rows == final_rows(bcc, q));
@@ -113,6 +120,9 @@ TEST_CASE("the one-pass compile and libbcc's give the same rows, events and drop
   CHECK(final_rows(plain, "few-keys").size() == 5);
   json spans = final_rows(plain, "read-spans");
   CHECK(as_int(spans[0]["count()"]) == 40);
+  json thread_spans = final_rows(plain, "thread-spans");
+  CHECK(as_int(thread_spans[0]["count()"]) == 40);
+  CHECK(as_int(thread_spans[0]["sum(retval)"]) == 40 * 41 / 2);
 
   auto plain_events = events_of(plain, "opened");
   auto bcc_events = events_of(bcc, "opened");

@@ -99,6 +99,14 @@ TEST_CASE("every golden program's plain C compiles in one pass into an image tha
         CHECK(events->type == BPF_MAP_TYPE_PERF_EVENT_ARRAY);
         CHECK(events->max_entries == 7);  // one per possible CPU, as given
       }
+      // A span keyed by thread: task storage, created with the BTF the image carries.
+      for (const auto& m : image->maps)
+        if (m.type == BPF_MAP_TYPE_TASK_STORAGE) {
+          CHECK(m.flags == BPF_F_NO_PREALLOC);
+          CHECK(m.btf_key_type_id != 0);
+          CHECK(m.btf_value_type_id != 0);
+          CHECK(image->btf.size() > 24);
+        }
       if (!q.stack_map.empty()) {
         const ImageMap* stacks = map_named(*image, q.stack_map);
         REQUIRE(stacks != nullptr);

@@ -16,7 +16,7 @@ namespace {
 // write only to the program's own maps and buffers. Anything else, and above all the helpers that
 // write user memory, send signals, override return values or tail-call, is an injection (or a
 // new helper that needs a security review before it is added here).
-constexpr std::array<std::string_view, 44> kAllowedCalls = {
+constexpr std::array<std::string_view, 45> kAllowedCalls = {
     "if",
     "for",
     "while",
@@ -58,6 +58,7 @@ constexpr std::array<std::string_view, 44> kAllowedCalls = {
     "bpf_map_lookup_elem",
     "bpf_map_update_elem",
     "bpf_map_delete_elem",
+    "bpf_task_storage_get",  // a span's begin time in the thread's own storage slot
     "BPFQL_CONST",     // a run-time constant: kRuntimeConstantDefine below
     "BPFQL_MAP",       // plain C: a map definition (compiler/c_prelude.h)
     "BPFQL_FUNCTION",  // plain C: a function in a section of its own

@@ -26,6 +26,8 @@ static long (*bpf_get_stack)(void *ctx, void *buf, u32 size, u64 flags) = (void 
 static long (*bpf_probe_read_kernel)(void *dst, u32 size, const void *unsafe_ptr) = (void *)113;
 static long (*bpf_probe_read_kernel_str)(void *dst, u32 size, const void *unsafe_ptr) = (void *)115;
 static long (*bpf_probe_read_user)(void *dst, u32 size, const void *unsafe_ptr) = (void *)112;
+static void *(*bpf_get_current_task_btf)(void) = (void *)158;
+static void *(*bpf_task_storage_get)(void *map, void *task, void *value, u64 flags) = (void *)156;
 static long (*bpf_probe_read_user_str)(void *dst, u32 size, const void *unsafe_ptr) = (void *)114;
 #define BPF_ANY 0
 #define BPF_NOEXIST 1
@@ -37,6 +39,8 @@ static long (*bpf_probe_read_user_str)(void *dst, u32 size, const void *unsafe_p
 #define BPF_MAP_TYPE_PERCPU_ARRAY 6
 #define BPF_MAP_TYPE_PERF_EVENT_ARRAY 4
 #define BPF_MAP_TYPE_STACK_TRACE 7
+#define BPF_MAP_TYPE_TASK_STORAGE 29
+#define BPF_LOCAL_STORAGE_GET_F_CREATE 1
 struct bpf_stacktrace { u64 ip[127]; };
 struct bpf_perf_event_data;
 /* a map: read back from the "maps" section of the compiled object */
