@@ -78,6 +78,20 @@ std::string build() {
       static_cast<int>(BPF_MAP_TYPE_PERCPU_ARRAY), static_cast<int>(BPF_MAP_TYPE_PERF_EVENT_ARRAY),
       static_cast<int>(BPF_MAP_TYPE_STACK_TRACE), static_cast<int>(BPF_MAP_TYPE_TASK_STORAGE),
       static_cast<int>(BPF_LOCAL_STORAGE_GET_F_CREATE));
+  if (plain_c_has_pt_regs())
+    out +=
+        "/* the context of kprobes and uprobes: x86-64's struct pt_regs */\n"
+        "struct pt_regs {\n"
+        "  unsigned long r15, r14, r13, r12, bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di;\n"
+        "  unsigned long orig_ax, ip, cs, flags, sp, ss;\n"
+        "};\n"
+        "#define PT_REGS_PARM1(x) ((x)->di)\n"
+        "#define PT_REGS_PARM2(x) ((x)->si)\n"
+        "#define PT_REGS_PARM3(x) ((x)->dx)\n"
+        "#define PT_REGS_PARM4(x) ((x)->cx)\n"
+        "#define PT_REGS_PARM5(x) ((x)->r8)\n"
+        "#define PT_REGS_PARM6(x) ((x)->r9)\n"
+        "#define PT_REGS_RC(x) ((x)->ax)\n";
   out += fmt::format(
       "struct bpf_stacktrace {{ u64 ip[{}]; }};\n"
       "struct bpf_perf_event_data;\n"
@@ -103,6 +117,14 @@ std::string build() {
 }
 
 }  // namespace
+
+bool plain_c_has_pt_regs() {
+#if defined(__x86_64__)
+  return true;
+#else
+  return false;
+#endif
+}
 
 const std::string& plain_c_prelude() {
   static const std::string prelude = build();

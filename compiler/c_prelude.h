@@ -10,6 +10,11 @@ namespace bpfql::codegen {
 
 const std::string& plain_c_prelude();
 
+// Whether the prelude defines struct pt_regs and PT_REGS_PARM1..6/PT_REGS_RC (the context of
+// kprobes and uprobes): on x86-64, whose layout it spells out; elsewhere those programs go to
+// libbcc, which takes it from the kernel's headers.
+bool plain_c_has_pt_regs();
+
 // The section a plain-C program's maps are defined in, and the prefix of each function's own
 // section ("prog/q0_p0"): the compiled object is read back by these names (runtime/bpf_elf.h).
 inline constexpr const char* kPlainMapSection = "maps";

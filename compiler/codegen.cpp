@@ -119,13 +119,15 @@ Result<std::string> query_program(const CheckedQuery& q, int index, ProgramState
 namespace {
 
 // What a one-pass clang compile of plain C cannot do without libbcc: USDT argument readers
-// (libbcc writes them from the binaries' notes) and the pt_regs of kprobes and uprobes (from
-// the kernel's headers).
+// (libbcc writes them from the binaries' notes), and the pt_regs of kprobes and uprobes where
+// the prelude does not spell them out (codegen::plain_c_has_pt_regs).
 bool plain_c_possible(const CheckedProgram& program) {
   for (const auto& q : program.queries) {
     auto plain_kind = [](const ProbeRef& p) {
-      return p.kind == ProbeKind::Tracepoint || p.kind == ProbeKind::Profile ||
-             p.kind == ProbeKind::Software || p.kind == ProbeKind::Hardware;
+      if (p.kind == ProbeKind::Usdt) return false;
+      bool pt_regs = p.kind == ProbeKind::Kprobe || p.kind == ProbeKind::Kretprobe ||
+                     p.kind == ProbeKind::Uprobe || p.kind == ProbeKind::Uretprobe;
+      return !pt_regs || codegen::plain_c_has_pt_regs();
     };
     for (const auto& p : q.probes)
       if (!plain_kind(p)) return false;
@@ -155,7 +157,8 @@ Result<std::string> program_text(const CheckedProgram& program, codegen::Dialect
                               c_names::comment_text(file), program.queries.size(),
                               program.queries.size() == 1 ? "y" : "ies");
   if (dialect == codegen::Dialect::Plain) c += codegen::plain_c_prelude();
-  if (state.needs_ptrace) c += "#include <uapi/linux/ptrace.h>\n";
+  if (state.needs_ptrace && dialect == codegen::Dialect::Bcc)
+    c += "#include <uapi/linux/ptrace.h>\n";
   // Perf event programs only pass their context on (to get_stackid): a declaration spares the
   // compile of <uapi/linux/bpf_perf_event.h>, which pulls in most of the kernel's headers.
   if (state.needs_perf_event && dialect == codegen::Dialect::Bcc)

@@ -9,10 +9,13 @@
 #include <fmt/format.h>
 #include <linux/bpf.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <csignal>
 #include <cstring>
 #include <map>
@@ -277,6 +280,15 @@ CompileOutcome compile_with(ebpf::BPF& bpf, const Plan& plan, bool full_verifier
   return r;
 }
 
+// LINUX_VERSION_CODE of the running kernel, from its release ("6.1.0-13-amd64").
+uint32_t running_kernel_version() {
+  utsname u{};
+  if (uname(&u) != 0) return 0;
+  unsigned a = 0, b = 0, c = 0;
+  if (std::sscanf(u.release, "%u.%u.%u", &a, &b, &c) < 2) return 0;
+  return (a << 16) + (b << 8) + std::min(c, 255u);
+}
+
 // The plain C in one clang pass, read back into an image; on failure, why (for the log).
 std::expected<ProgramImage, std::string> compile_plain(const Plan& plan) {
   StderrCapture capture;  // clang's error count, LLVM's messages: for the log, not the terminal
@@ -288,7 +300,16 @@ std::expected<ProgramImage, std::string> compile_plain(const Plan& plan) {
     functions.push_back({a->function, program_type_of(*a)});
   int cpus = libbpf_num_possible_cpus();
   if (cpus <= 0) return std::unexpected("cannot count the possible CPUs");
-  return image_from_elf(*object, functions, static_cast<uint32_t>(cpus));
+  auto image = image_from_elf(*object, functions, static_cast<uint32_t>(cpus));
+  if (image) image->kern_version = running_kernel_version();  // kprobes on kernels before 5.0
+  return image;
+}
+
+// Why a Plan goes to libbcc (compiler_for), for -v.
+const char* why_libbcc(const Plan& plan) {
+  if (plan.c_plain.empty()) return "the program uses USDT probes, or pt_regs off x86-64";
+  if (compiler_for(plan) == Compiler::Libbcc) return "BPFQL_COMPILER=libbcc";
+  return "after the one-pass compile";
 }
 
 // The compile the child (or this process, as the fallback) does.
@@ -305,6 +326,8 @@ CompileOutcome compile_with_compiler(const Plan& plan, bool full_verifier_log, C
       return r;
     }
     note = "the plain C did not compile (" + image.error() + "); compiling with libbcc\n";
+  } else {
+    note = "compiling with libbcc (" + std::string(why_libbcc(plan)) + ")\n";
   }
   CompileOutcome r;
   if (leak_libbcc) {

@@ -169,6 +169,8 @@ LoadResult load_program(const Plan& plan, bool full_verifier_log, bool use_cache
     // The verifier refused the one-pass compile's program (or a map could not be created):
     // libbcc's compile runs the verifier itself and says why with the C lines.
     if (cache.cache) cache.cache->forget(cache.key);
+    r.log += "the one-pass compile's program did not load (" + r.error +
+             "); compiling with libbcc, which says why with the C lines\n";
     CompileOutcome again = compile_in_child(plan, full_verifier_log, Compiler::Libbcc);
     r.log += again.log;
     if (!again.image) {

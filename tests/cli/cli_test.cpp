@@ -274,7 +274,7 @@ TEST_CASE("compile --plain prints the plain C bpfql compiles itself, or says lib
   char dir_template[] = "/tmp/bpfql-cli-XXXXXX";
   REQUIRE(::mkdtemp(dir_template));
   std::string uprobe = std::string(dir_template) + "/u.yml";
-  std::ofstream(uprobe) << "probe: uprobe:c:malloc\nselect: count()\n";
+  std::ofstream(uprobe) << "probe: usdt:/usr/bin/python3:python:function__entry\nselect: count()\n";
   Completed bcc = bpfql({"compile", "--plain", uprobe});
   fs::remove_all(dir_template);
   CHECK(bcc.status.exited_with(0));

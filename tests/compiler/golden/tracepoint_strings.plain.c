@@ -41,6 +41,18 @@ static long (*bpf_probe_read_user_str)(void *dst, u32 size, const void *unsafe_p
 #define BPF_MAP_TYPE_STACK_TRACE 7
 #define BPF_MAP_TYPE_TASK_STORAGE 29
 #define BPF_LOCAL_STORAGE_GET_F_CREATE 1
+/* the context of kprobes and uprobes: x86-64's struct pt_regs */
+struct pt_regs {
+  unsigned long r15, r14, r13, r12, bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di;
+  unsigned long orig_ax, ip, cs, flags, sp, ss;
+};
+#define PT_REGS_PARM1(x) ((x)->di)
+#define PT_REGS_PARM2(x) ((x)->si)
+#define PT_REGS_PARM3(x) ((x)->dx)
+#define PT_REGS_PARM4(x) ((x)->cx)
+#define PT_REGS_PARM5(x) ((x)->r8)
+#define PT_REGS_PARM6(x) ((x)->r9)
+#define PT_REGS_RC(x) ((x)->ax)
 struct bpf_stacktrace { u64 ip[127]; };
 struct bpf_perf_event_data;
 /* a map: read back from the "maps" section of the compiled object */
