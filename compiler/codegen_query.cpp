@@ -301,6 +301,25 @@ Result<QueryLayout> layout_query(const CheckedQuery& q, int index) {
   return L;
 }
 
+namespace {
+
+// The values of grouped keys: entries allocated as keys appear. A preallocated per-CPU hash of
+// max_entries (10240 by default) makes the kernel allocate every entry's per-CPU value when the
+// map is created, ~8 ms of every start and memory for keys that never come; lookups of existing
+// keys, the per-event path, are the same. Perf-event programs keep preallocation: they run in NMI
+// context, where kernels before 6.1 refuse maps that allocate.
+MapKind values_map_kind(const CheckedQuery& q) {
+  auto perf_event = [](const ProbeRef& p) {
+    return p.kind == ProbeKind::Profile || p.kind == ProbeKind::Software ||
+           p.kind == ProbeKind::Hardware;
+  };
+  bool nmi = std::any_of(q.probes.begin(), q.probes.end(), perf_event) ||
+             (q.span && std::any_of(q.span->begin.begin(), q.span->begin.end(), perf_event));
+  return nmi ? MapKind::PercpuHash : MapKind::PercpuHashOnDemand;
+}
+
+}  // namespace
+
 std::string query_declarations(const CheckedQuery& q, const QueryLayout& L, Dialect d) {
   std::string out =
       fmt::format("/* query '{}' ({}:{}){} */\n", c_names::comment_text(q.name),
@@ -317,7 +336,7 @@ std::string query_declarations(const CheckedQuery& q, const QueryLayout& L, Dial
     if (L.key.empty())
       declare({MapKind::PercpuArray, L.map("vals"), "", L.val.type(), 1});
     else
-      declare({MapKind::PercpuHash, L.map("vals"), L.key.type(), L.val.type(), max_entries});
+      declare({values_map_kind(q), L.map("vals"), L.key.type(), L.val.type(), max_entries});
   }
   for (size_t i = 0; i < q.aggregates.size(); ++i) {
     if (L.hist_maps[i].empty()) continue;
