@@ -40,6 +40,9 @@ using ExprPtr = std::unique_ptr<Expr>;
 struct IntLiteral {
   uint64_t value = 0;  // durations are already in nanoseconds
   bool from_param = false;  // an int/duration `$param`: generated as a run-time constant
+  // A fractional number as written ("99.9"; `value` is 0): the checker allows it only as a
+  // percentile() argument.
+  std::string decimal;
 };
 struct StringLiteral {
   std::string value;  // unescaped bytes

@@ -62,7 +62,12 @@ class ExprChecker {
   const std::vector<ProbeRef>& probes_;
 
   // Literals.
-  Result<void> visit(Expr& e, IntLiteral&, int) {
+  Result<void> visit(Expr& e, IntLiteral& lit, int) {
+    if (!lit.decimal.empty())
+      return error_at(e.loc, fmt::format("'{}': numbers are integers; a fractional number is "
+                                         "allowed only as a percentile, as in "
+                                         "percentile(duration, 99.9)",
+                                         lit.decimal));
     e.type = Type::integer(64, false);
     return {};
   }

@@ -1,6 +1,7 @@
 #include "compiler/check_select.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <set>
 
@@ -118,12 +119,25 @@ Result<void> check_percentiles(const Call& call, ExprScope scope, AggregateItem&
     return error_at(agg.loc, "percentile() takes a value and at least one percentile: "
                              "percentile(VALUE, 50, 99)");
   for (size_t i = 1; i < call.args.size(); ++i) {
-    if (auto r = check_expr(*call.args[i], scope); !r) return r;
-    auto p = literal_int(*call.args[i], "a percentile");
-    if (!p) return std::unexpected(p.error());
-    if (*p <= 0 || *p > 100)
-      return error_at(call.args[i]->loc, "a percentile must be above 0 and at most 100");
-    agg.percentiles.push_back(static_cast<double>(*p));
+    const Expr& arg = *call.args[i];
+    double p = 0;
+    if (auto* lit = arg.as<IntLiteral>(); lit && !lit->decimal.empty()) {  // 99.9
+      const std::string& text = lit->decimal;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), p);
+      if (ec != std::errc() || end != text.data() + text.size())
+        return error_at(arg.loc, fmt::format("'{}' is not a percentile", text));
+      call.args[i]->type = Type::integer(64, false);
+    } else {
+      if (auto r = check_expr(*call.args[i], scope); !r) return r;
+      auto whole = literal_int(arg, "a percentile");
+      if (!whole) return std::unexpected(whole.error());
+      p = static_cast<double>(*whole);
+    }
+    if (!(p > 0 && p <= 100))
+      return error_at(arg.loc, "a percentile must be above 0 and at most 100");
+    for (double seen : agg.percentiles)
+      if (seen == p) return error_at(arg.loc, fmt::format("percentile {} is asked twice", arg.text));
+    agg.percentiles.push_back(p);
   }
   return {};
 }

@@ -274,9 +274,11 @@ Result<CValue> FunctionGen::binary(const Expr& e, const Binary& b) {
   const Type wide = Type::integer(64, t.is_signed);
   // The left operand carries the type of a shift, and of two constants.
   bool shift = b.op == BinaryOp::Shl || b.op == BinaryOp::Shr;
-  CValue lhs = *l;
-  if (lhs.small_literal && (shift || r->small_literal)) lhs.small_literal = false;
-  std::string lt = cast(lhs, wide);
+  // A small literal is an int in C: `1 << 40` must be `(u64)1 << 40`, even where the literal's
+  // type (u64) is already the type wanted and cast() would leave it alone.
+  std::string lt = l->small_literal && (shift || r->small_literal)
+                       ? fmt::format("({}){}", c_type(wide), l->text)
+                       : cast(*l, wide);
   std::string rt = cast(*r, wide);
   std::string text;
   if ((b.op == BinaryOp::Div || b.op == BinaryOp::Mod) && t.is_signed) {

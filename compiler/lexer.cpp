@@ -154,8 +154,19 @@ Token Lexer::lex_number() {
     token.number = ns;
     return token;
   }
-  if (pos_ + 1 < text_.size() && text_[pos_] == '.' && is_digit(text_[pos_ + 1]))
-    return invalid(begin, "fractional numbers are not supported");
+  if (pos_ + 1 < text_.size() && text_[pos_] == '.' && is_digit(text_[pos_ + 1])) {
+    if (hex || (digits.size() > 1 && digits[0] == '0'))
+      return invalid(begin, "a fractional number is written in decimal: 99.9");
+    ++pos_;
+    while (pos_ < text_.size() && is_digit(text_[pos_])) ++pos_;
+    if (pos_ < text_.size() && (is_name_char(text_[pos_]) || text_[pos_] == '.'))
+      return invalid(begin, fmt::format("invalid number '{}'",
+                                        source_snippet(text_.substr(begin, pos_ + 1 - begin))));
+    token.kind = TokenKind::Decimal;
+    token.end = pos_;
+    token.value = std::string(text_.substr(begin, pos_ - begin));
+    return token;
+  }
 
   unsigned base = hex ? 16 : 10;
   if (!hex && digits.size() > 1 && digits[0] == '0') {

@@ -28,6 +28,7 @@ enum class TokenKind {
   End,      // no more tokens; begin = end = just after the last non-blank character
   Invalid,  // a lexical error, in `error`
   Integer,  // `number` holds the value; durations are already in nanoseconds
+  Decimal,  // `99.9`: `value` holds the spelling (allowed only as a percentile, by the checker)
   String,   // `value` holds the unescaped bytes
   Name,     // identifiers, including the words `is not lt gt lteq gteq and or in true false as`
   Param,    // `$name`: `value` is the name

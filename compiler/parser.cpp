@@ -313,6 +313,8 @@ class Parser {
     switch (token.kind) {
       case TokenKind::Integer:
         return make(IntLiteral{token.number}, token.begin, token.end, 1, token);
+      case TokenKind::Decimal:
+        return make(IntLiteral{0, false, token.value}, token.begin, token.end, 1, token);
       case TokenKind::String:
         return make(StringLiteral{std::move(token.value)}, token.begin, token.end, 1, token);
       case TokenKind::Param:

@@ -203,6 +203,32 @@ select: "lhist(retval, 0, 4096, 512) as sizes, percentile(retval, 50, 99) as p"
   CHECK(aggs.at(1).percentiles == std::vector<double>{50, 99});
 }
 
+TEST_CASE("percentiles may be fractional (p99.9), nothing else may") {
+  auto program = check_yaml(R"(
+probe: tracepoint:syscalls:sys_exit_read
+select: "percentile(retval, 50, 99.9, 99.99) as p"
+)");
+  REQUIRE_MESSAGE(program, program.error().message);
+  CHECK(program->queries[0].aggregates.at(0).percentiles == std::vector<double>{50, 99.9, 99.99});
+  CHECK(check_error("probe: tracepoint:syscalls:sys_exit_read\nwhere: retval > 1.5\n"
+                    "select: count()\n") ==
+        "2:17: '1.5': numbers are integers; a fractional number is allowed only as a "
+        "percentile, as in percentile(duration, 99.9)");
+  CHECK(check_error("probe: tracepoint:syscalls:sys_exit_read\n"
+                    "select: percentile(retval, 100.5)\n") ==
+        "2:28: a percentile must be above 0 and at most 100");
+  CHECK(check_error("probe: tracepoint:syscalls:sys_exit_read\n"
+                    "select: percentile(retval, 0.0)\n") ==
+        "2:28: a percentile must be above 0 and at most 100");
+  CHECK(check_error("probe: tracepoint:syscalls:sys_exit_read\n"
+                    "select: percentile(retval, 99, 99.0)\n") ==
+        "2:32: percentile 99.0 is asked twice");
+  CHECK(check_error("probe: tracepoint:syscalls:sys_exit_read\n"
+                    "select: sum(retval * 1.5)\n") ==
+        "2:22: '1.5': numbers are integers; a fractional number is allowed only as a "
+        "percentile, as in percentile(duration, 99.9)");
+}
+
 // Errors: each names the position of what is wrong and suggests the nearest valid name.
 
 TEST_CASE("error: unknown field, with did-you-mean (the spec's example)") {

@@ -789,3 +789,13 @@ TEST_CASE("a query without run-time constants defines no BPFQL_CONST") {
   CHECK(p.constants.empty());
   CHECK(p.c_source.find("BPFQL_CONST") == std::string::npos);
 }
+
+TEST_CASE("a small literal on the left of a shift or of constant arithmetic is made 64-bit") {
+  Plan plan = plan_for(R"(
+probe: tracepoint:syscalls:sys_enter_getppid
+select: [sum(1 << 40), sum(2 * 3), max(pid << 33)]
+)");
+  CHECK(plan.c_source.find("((u64)1 << 40)") != std::string::npos);
+  CHECK(plan.c_source.find("((u64)2 * 3)") != std::string::npos);
+  CHECK(plan.c_source.find("+= (1 << 40)") == std::string::npos);
+}

@@ -89,6 +89,11 @@ TEST_CASE("lexer: integers") {
   CHECK(number_of("18446744073709551615") == UINT64_MAX);
   CHECK(number_of("0xffffffffffffffff") == UINT64_MAX);
   CHECK(number_of("0x0000000000000000000000001") == 1);
+  std::vector<Token> decimal = lex_ok("99.9");
+  REQUIRE(decimal.size() == 2);
+  CHECK(decimal[0].kind == TokenKind::Decimal);
+  CHECK(decimal[0].value == "99.9");
+  CHECK(decimal[0].end == 4);
 }
 
 TEST_CASE("lexer: integer errors point at the literal") {
@@ -112,8 +117,13 @@ TEST_CASE("lexer: integer errors point at the literal") {
   CHECK(d.message == "invalid digit '9' in octal literal '0129'");
   CHECK(d.loc.col == 17);
 
-  d = lex_error("1.5");
-  CHECK(d.message == "fractional numbers are not supported");
+  // Fractional numbers are tokens (the checker allows them only as percentiles), in decimal.
+  d = lex_error("0x1.5");
+  CHECK(d.message == "a fractional number is written in decimal: 99.9");
+  d = lex_error("99.9.9");
+  CHECK(d.message == "invalid number '99.9.'");
+  d = lex_error("1.5ms");
+  CHECK(d.message == "invalid number '1.5m'");
 
   d = lex_error("x == 12abc");
   CHECK(d.message ==

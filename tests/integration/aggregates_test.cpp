@@ -1,5 +1,7 @@
 // Aggregates on the real kernel: the workload makes an exactly known set of system calls and
 // every number bpfql prints must match it exactly.
+#include <cmath>
+
 #include <doctest/doctest.h>
 
 #include "tests/integration/harness.h"
@@ -118,6 +120,23 @@ TEST_CASE("percentile() is within the stated relative error of 1/16") {
   }
 }
 
+TEST_CASE("percentile(retval, 50, 99.9): the median and the tail of reads of 1..1000 bytes") {
+  BPFQL_REQUIRE_ROOT();
+  TempDir dir;
+  std::string q = dir.write("tail.yml", R"(params:
+  pid: {type: int}
+probe: tracepoint:syscalls:sys_exit_read
+where: pid == $pid
+select: percentile(retval, 50, 99.9) as size
+)");
+  TraceRun run = trace({.queries = {q}, .workload = {"read-sizes", "1000"}});
+  json size = final_rows(run, "tail")[0]["size"];
+  INFO("size: " << size.dump());
+  // Rank 500 of 1..1000 is 500, rank 999 is 999: each within 1/16.
+  CHECK(std::abs(as_double(size["p50"]) - 500) <= 500.0 / 16);
+  CHECK(std::abs(as_double(size["p99.9"]) - 999) <= 999.0 / 16);
+}
+
 TEST_CASE("`in` filters and arithmetic inside sum()") {
   BPFQL_REQUIRE_ROOT();
   TraceRun run = trace({.queries = {query_file("read-in.yml")},
@@ -173,6 +192,26 @@ group_by: args.dfd < 0 as negative
   CHECK(as_int(rows[0]["opens"]) == 9);
   CHECK(as_int(rows[0]["low"]) == -100);
   CHECK(as_int(rows[0]["total"]) == -900);
+}
+
+TEST_CASE("constant arithmetic is 64-bit: 1 << 40, 1 << 63 and 3 * 1000000000 are exact") {
+  BPFQL_REQUIRE_ROOT();
+  TempDir dir;
+  // A literal is an int in C: `1 << 40` written as is would be 0 (a sweep found it).
+  std::string q = dir.write("wide.yml", R"(params:
+  pid: {type: int}
+probe: tracepoint:syscalls:sys_enter_getppid
+where: pid == $pid
+select: [1 << 40 as k, sum(1 << 40) as big, max(1 << 63) as top, sum(3 * 1000000000) as ns]
+group_by: 1 << 40 as k
+)");
+  TraceRun run = trace({.queries = {q}, .workload = {"getppid", "5"}});
+  json rows = final_rows(run, "wide");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["k"] == uint64_t{1} << 40);
+  CHECK(rows[0]["big"] == uint64_t{5} << 40);
+  CHECK(rows[0]["top"] == uint64_t{1} << 63);
+  CHECK(rows[0]["ns"] == uint64_t{15000000000});
 }
 
 TEST_CASE("user() names the uid") {
