@@ -33,13 +33,15 @@ class Elf {
       return "not a 64-bit little-endian ELF object";
     if (header_.e_machine != EM_BPF || header_.e_type != ET_REL) return "not a BPF object";
     if (header_.e_shentsize != sizeof(Elf64_Shdr)) return "unexpected section header size";
-    uint64_t end = header_.e_shoff + uint64_t{header_.e_shnum} * sizeof(Elf64_Shdr);
-    if (end > bytes_.size()) return "section headers out of bounds";
+    uint64_t table = uint64_t{header_.e_shnum} * sizeof(Elf64_Shdr);
+    if (header_.e_shoff > bytes_.size() || table > bytes_.size() - header_.e_shoff)
+      return "section headers out of bounds";
     sections_.resize(header_.e_shnum);
     std::memcpy(sections_.data(), bytes_.data() + header_.e_shoff,
                 sections_.size() * sizeof(Elf64_Shdr));
     for (const auto& s : sections_)
-      if (s.sh_type != SHT_NOBITS && s.sh_offset + s.sh_size > bytes_.size())
+      if (s.sh_type != SHT_NOBITS &&
+          (s.sh_offset > bytes_.size() || s.sh_size > bytes_.size() - s.sh_offset))
         return "a section is out of bounds";
     if (header_.e_shstrndx >= sections_.size()) return "no section name table";
     return "";

@@ -63,10 +63,11 @@ struct LoadResult {
   std::string log;  // libbcc's and the verifier's messages
 };
 
-// Compiles the plan's C and loads every function through the verifier, in a child process:
-// LLVM exits the whole process on some errors (a stack over 512 bytes), and one broken program
-// must fail one check, not the test binary.
-LoadResult load_in_child(const Plan& plan) {
+// Runs `work` in a child process whose stderr is captured; ok when it returns 0. LLVM exits the
+// whole process on some errors (a stack over 512 bytes), and one broken program must fail one
+// check, not the test binary.
+template <typename Work>
+LoadResult in_child(Work work) {
   int fds[2];
   REQUIRE(pipe(fds) == 0);
   pid_t pid = fork();
@@ -74,23 +75,7 @@ LoadResult load_in_child(const Plan& plan) {
   if (pid == 0) {
     dup2(fds[1], STDERR_FILENO);
     close(fds[0]);
-    ebpf::BPF bpf;
-    auto status = bpf.init(plan.c_source, compile_cflags(), usdt_probes(plan));
-    if (!status.ok()) {
-      fprintf(stderr, "init: %s\n", status.msg().c_str());
-      _exit(2);
-    }
-    for (const auto& q : plan.queries) {
-      for (const auto& a : q.attaches) {
-        int fd = -1;
-        auto loaded = bpf.load_func(a.function, static_cast<bpf_prog_type>(program_type_of(a)), fd);
-        if (!loaded.ok()) {
-          fprintf(stderr, "load %s: %s\n", a.function.c_str(), loaded.msg().c_str());
-          _exit(3);
-        }
-      }
-    }
-    _exit(0);
+    _exit(work());
   }
   close(fds[1]);
   LoadResult result;
@@ -104,49 +89,57 @@ LoadResult load_in_child(const Plan& plan) {
   return result;
 }
 
+// Compiles the plan's C with libbcc and loads every function through the verifier.
+LoadResult load_in_child(const Plan& plan) {
+  return in_child([&] {
+    ebpf::BPF bpf;
+    auto status = bpf.init(plan.c_source, compile_cflags(), usdt_probes(plan));
+    if (!status.ok()) {
+      fprintf(stderr, "init: %s\n", status.msg().c_str());
+      return 2;
+    }
+    for (const auto& q : plan.queries) {
+      for (const auto& a : q.attaches) {
+        int fd = -1;
+        auto loaded = bpf.load_func(a.function, static_cast<bpf_prog_type>(program_type_of(a)), fd);
+        if (!loaded.ok()) {
+          fprintf(stderr, "load %s: %s\n", a.function.c_str(), loaded.msg().c_str());
+          return 3;
+        }
+      }
+    }
+    return 0;
+  });
+}
+
 // The same through bpfql's one-pass compile of the plain C and its own loader (as a session
-// does), in a child process too; "" when every function passed the verifier.
+// does).
 LoadResult load_plain_in_child(const Plan& plan) {
-  int fds[2];
-  REQUIRE(pipe(fds) == 0);
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    dup2(fds[1], STDERR_FILENO);
-    close(fds[0]);
+  return in_child([&] {
     auto object = compile_plain_c(plan.c_plain);
     if (!object) {
       fprintf(stderr, "clang: %s\n", object.error().c_str());
-      _exit(2);
+      return 2;
     }
     std::vector<ElfFunction> functions;
     for (const auto& q : plan.queries)
       for (const auto& a : q.attaches) functions.push_back({a.function, program_type_of(a)});
-    auto image = image_from_elf(*object, functions, static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_CONF)));
+    auto image = image_from_elf(*object, functions,
+                                static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_CONF)));
     if (!image) {
       fprintf(stderr, "image: %s\n", image.error().c_str());
-      _exit(4);
+      return 4;
     }
     auto patched = with_constants(*image, plan.constants);
-    if (!patched) _exit(5);
+    if (!patched) return 5;
     auto loaded = BpfObject::load(*patched);
     if (!loaded) {
       fprintf(stderr, "load %s: %s\n", loaded.error().function.c_str(),
               loaded.error().message.c_str());
-      _exit(3);
+      return 3;
     }
-    _exit(0);
-  }
-  close(fds[1]);
-  LoadResult result;
-  char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;)
-    result.log.append(buf, static_cast<size_t>(n));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  result.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  return result;
+    return 0;
+  });
 }
 
 }  // namespace
