@@ -21,11 +21,16 @@ inline int lhist_slots(int64_t min, int64_t max, int64_t step) {
 }
 
 // percentile(): log-linear buckets with 16 sub-buckets per power of two (relative error <= 1/16).
-//   v < 0 goes to slot 0 (negative values are clamped to 0);
 //   v < 16: slot v;
 //   else e = floor(log2 v) (>= 4), sub = (v >> (e - 4)) & 15: slot 16 + (e - 4) * 16 + sub.
+// A signed value has as many slots again for its negative values, by magnitude:
+//   v < 0: slot kLogLinearSlots + log_linear_slot(-v).
 inline constexpr int kLogLinearSubBits = 4;
 inline constexpr int kLogLinearSlots = 16 + 60 * 16;  // e = 4..63
+
+inline int percentile_slots(bool is_signed) {
+  return is_signed ? 2 * kLogLinearSlots : kLogLinearSlots;
+}
 
 inline int log_linear_slot(uint64_t v) {
   if (v < 16) return static_cast<int>(v);
@@ -34,7 +39,12 @@ inline int log_linear_slot(uint64_t v) {
   return 16 + (e - kLogLinearSubBits) * 16 + sub;
 }
 
-// [low, high) covered by a log-linear slot.
+inline int log_linear_slot_signed(int64_t v) {
+  return v >= 0 ? log_linear_slot(static_cast<uint64_t>(v))
+                : kLogLinearSlots + log_linear_slot(0 - static_cast<uint64_t>(v));
+}
+
+// [low, high) covered by a log-linear slot (of a value's magnitude, for negative slots).
 struct Range {
   uint64_t low;
   uint64_t high;  // exclusive; UINT64_MAX for the last slot

@@ -68,8 +68,9 @@ static __always_inline u32 bpfql_log_linear_slot(u64 v) {
 )";
 
 constexpr const char* kLogLinearSlotS =
-    R"(static __always_inline u32 bpfql_log_linear_slot_s(s64 v) {
-  return v < 0 ? 0 : bpfql_log_linear_slot((u64)v);
+    R"(/* a negative value: 976 slots more, by magnitude */
+static __always_inline u32 bpfql_log_linear_slot_s(s64 v) {
+  return v < 0 ? 976 + bpfql_log_linear_slot(0 - (u64)v) : bpfql_log_linear_slot((u64)v);
 }
 )";
 
@@ -122,6 +123,7 @@ const char* text_of(CHelper helper) {
 }  // namespace
 
 static_assert(buckets::kLogLinearSubBits == 4, "bpfql_log_linear_slot assumes 16 sub-buckets");
+static_assert(buckets::kLogLinearSlots == 976, "bpfql_log_linear_slot_s puts negatives at 976");
 static_assert(buckets::kHistSlots == 66, "bpfql_hist_slot assumes 66 slots");
 
 void use_helper(std::set<CHelper>& used, CHelper helper) {

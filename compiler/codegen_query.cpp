@@ -340,8 +340,10 @@ std::string query_declarations(const CheckedQuery& q, const QueryLayout& L, Dial
   }
   for (size_t i = 0; i < q.aggregates.size(); ++i) {
     if (L.hist_maps[i].empty()) continue;
-    int slots = histogram_slots(q.aggregates[i].kind, q.aggregates[i].lhist_min,
-                                q.aggregates[i].lhist_max, q.aggregates[i].lhist_step);
+    const auto& agg = q.aggregates[i];
+    bool is_signed = agg.arg && agg.arg->type.is_integer() && agg.arg->type.is_signed;
+    int slots =
+        histogram_slots(agg.kind, agg.lhist_min, agg.lhist_max, agg.lhist_step, is_signed);
     if (L.key.empty()) {
       declare({MapKind::PercpuArray, L.hist_maps[i], "", "u64", static_cast<uint64_t>(slots)});
     } else {

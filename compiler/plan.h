@@ -28,14 +28,15 @@ inline bool is_histogram(AggKind k) {
 }
 
 // The slots of a histogram aggregate's map (compiler/buckets.h); 0 for the other kinds.
-inline int histogram_slots(AggKind kind, int64_t lhist_min, int64_t lhist_max, int64_t lhist_step) {
+inline int histogram_slots(AggKind kind, int64_t lhist_min, int64_t lhist_max, int64_t lhist_step,
+                           bool is_signed) {
   switch (kind) {
     case AggKind::Hist:
       return buckets::kHistSlots;
     case AggKind::Lhist:
       return buckets::lhist_slots(lhist_min, lhist_max, lhist_step);
     case AggKind::Percentile:
-      return buckets::kLogLinearSlots;
+      return buckets::percentile_slots(is_signed);
     default:
       return 0;
   }
@@ -96,7 +97,7 @@ struct PlanAggregate {
 };
 
 inline int histogram_slots(const PlanAggregate& a) {
-  return histogram_slots(a.kind, a.lhist_min, a.lhist_max, a.lhist_step);
+  return histogram_slots(a.kind, a.lhist_min, a.lhist_max, a.lhist_step, a.is_signed);
 }
 
 struct PlanQuery {

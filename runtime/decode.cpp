@@ -262,24 +262,36 @@ Histogram linear_histogram(int64_t min, int64_t max, int64_t step,
 
 // Each percentile is the midpoint of the log-linear bucket holding its rank (ranks count from
 // 1: p50 of 10 samples is the 5th). Buckets below 16 are one wide, so small values are exact;
-// above, a bucket spans 1/16 of its lower bound, which bounds the relative error.
+// above, a bucket spans 1/16 of its lower bound, which bounds the relative error. A signed
+// value's map has a second half for negative values by magnitude (buckets.h), ranked first,
+// the largest magnitude lowest.
 PercentileValue percentiles(std::span<const double> ps, std::span<const uint64_t> slots) {
   PercentileValue out;
+  const size_t n = buckets::kLogLinearSlots;
+  const bool is_signed = slots.size() >= 2 * n;
+  std::vector<size_t> order;  // slots from the lowest value to the highest
+  if (is_signed)
+    for (size_t s = 2 * n; s-- > n;) order.push_back(s);
+  for (size_t s = 0; s < std::min(slots.size(), n); ++s) order.push_back(s);
   uint64_t total = 0;
-  for (uint64_t c : slots) total += c;
+  for (size_t s : order) total += slots[s];
   if (total == 0) return out;
   for (double p : ps) {
     auto rank = static_cast<uint64_t>(std::ceil(p / 100.0 * static_cast<double>(total)));
     rank = std::clamp<uint64_t>(rank, 1, total);
     uint64_t cumulative = 0;
-    size_t slot = 0;
-    for (; slot < slots.size(); ++slot) {
-      cumulative += slots[slot];
-      if (cumulative >= rank) break;
+    size_t slot = order.back();
+    for (size_t s : order) {
+      cumulative += slots[s];
+      if (cumulative >= rank) {
+        slot = s;
+        break;
+      }
     }
-    auto r = buckets::log_linear_range(static_cast<int>(slot));
+    bool negative = slot >= n;
+    auto r = buckets::log_linear_range(static_cast<int>(negative ? slot - n : slot));
     double mid = static_cast<double>(r.low) + static_cast<double>(r.high - r.low - 1) / 2.0;
-    out.values.emplace_back(p, mid);
+    out.values.emplace_back(p, negative ? -mid : mid);
   }
   return out;
 }

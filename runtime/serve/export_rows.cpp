@@ -6,6 +6,7 @@
 // then replaced by the log-linear ranges (buckets.h) they stand for.
 #include "runtime/serve/export_rows.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -36,11 +37,27 @@ PerCpuEntries shifted_slots(const PerCpuEntries& map, bool keyless, uint32_t key
 }
 
 // A bucket [s, s+1) of the stand-in lhist → the log-linear range of slot s. Bounds beyond int64
-// stay open (only +Inf covers them).
+// stay open (only +Inf covers them). The negative half of a signed value's slots (buckets.h)
+// becomes negative ranges, and the buckets are put in the order of their values.
 void to_log_linear(Histogram& h) {
   constexpr uint64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t n = buckets::kLogLinearSlots;
+  // Both halves: the run from the lowest to the highest slot used spans every empty slot of the
+  // positive half's top and the negative half's bottom (magnitude 0 among them, which would
+  // repeat the bucket [0, 1)): only the buckets that hold something are kept.
+  bool both = std::any_of(h.buckets.begin(), h.buckets.end(),
+                          [&](const Bucket& b) { return b.low && *b.low >= n && b.count; });
+  if (both)
+    std::erase_if(h.buckets, [](const Bucket& b) { return b.count == 0; });
   for (auto& b : h.buckets) {
     if (!b.low || *b.low < 0) continue;
+    if (*b.low >= n) {  // -v in [low, high): v in (-high, -low]
+      auto r = buckets::log_linear_range(static_cast<int>(*b.low - n));
+      uint64_t top = r.high - 1;  // the largest magnitude, up to 2^63 + 2^59 - 1
+      b.low = top > kMax ? std::numeric_limits<int64_t>::min() : -static_cast<int64_t>(top);
+      b.high = -static_cast<int64_t>(std::min(r.low, kMax)) + 1;
+      continue;
+    }
     auto r = buckets::log_linear_range(static_cast<int>(*b.low));
     b.low = static_cast<int64_t>(std::min(r.low, kMax));
     if (r.high > kMax)
@@ -48,6 +65,10 @@ void to_log_linear(Histogram& h) {
     else
       b.high = static_cast<int64_t>(r.high);
   }
+  std::stable_sort(h.buckets.begin(), h.buckets.end(), [](const Bucket& a, const Bucket& b) {
+    if (!a.low || !b.low) return !a.low && b.low;  // an open lower end first
+    return *a.low < *b.low;
+  });
 }
 
 }  // namespace
@@ -65,7 +86,7 @@ std::vector<ResultRow> build_export_rows(const PlanQuery& query, const QuerySnap
     if (a.kind != AggKind::Percentile) continue;
     a.kind = AggKind::Lhist;
     a.lhist_min = 0;
-    a.lhist_max = buckets::kLogLinearSlots;
+    a.lhist_max = buckets::percentile_slots(a.is_signed);
     a.lhist_step = 1;
     if (i < shifted.hists.size())
       shifted.hists[i] = shifted_slots(snapshot.hists[i], query.keys.empty(), query.key_size);

@@ -327,7 +327,7 @@ queries:
   - name: returns
     probe: tracepoint:syscalls:sys_exit_read
     where: comm == "bpfqlcgtest"
-    select: count(), min(retval), hist(retval), lhist(retval, -10, 10, 1)
+    select: count(), min(retval), hist(retval), lhist(retval, -10, 10, 1), percentile(retval, 50)
     group_by: comm
 )");
   REQUIRE_MESSAGE(program.has_value(), (program ? "" : program.error().message));
@@ -424,6 +424,10 @@ queries:
   CHECK(slot_counts("q2_h3") ==
         std::map<uint64_t, uint64_t>{
             {static_cast<uint64_t>(lhist_slot(-9, -10, 10, 1)), counts.size()}});
+  // A negative value's percentile slot: the second half, by magnitude (buckets.h).
+  CHECK(slot_counts("q2_h4") ==
+        std::map<uint64_t, uint64_t>{
+            {static_cast<uint64_t>(buckets::log_linear_slot_signed(-9)), counts.size()}});
 }
 
 TEST_CASE("in the kernel, ppid is the parent's pid, read at the offsets of the kernel's BTF") {

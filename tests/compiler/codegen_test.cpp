@@ -381,7 +381,9 @@ TEST_CASE("aggregates: value offsets, signedness and histogram parameters") {
 
   Plan pct = plan_for(read_file(kGoldenDir / "lhist_percentile.yml"));
   CHECK(pct.queries[0].aggregates[1].percentiles == std::vector<double>{50, 99});
-  CHECK(pct.c_source.find("BPF_PERCPU_ARRAY(q0_h1, u64, 976);") != std::string::npos);
+  // A signed value (retval): 976 slots for values >= 0, 976 more for negative ones.
+  CHECK(pct.c_source.find("BPF_PERCPU_ARRAY(q0_h1, u64, 1952);") != std::string::npos);
+  CHECK(pct.c_source.find("bpfql_log_linear_slot_s(args->ret)") != std::string::npos);
   CHECK(pct.c_source.find("bpfql_lhist_slot_s(args->ret, -10, 100, 10, 12)") != std::string::npos);
 }
 

@@ -137,6 +137,28 @@ select: percentile(retval, 50, 99.9) as size
   CHECK(std::abs(as_double(size["p99.9"]) - 999) <= 999.0 / 16);
 }
 
+TEST_CASE("percentile() of a signed value: failed opens (-2) below the successful ones") {
+  BPFQL_REQUIRE_ROOT();
+  TempDir dir;
+  std::string q = dir.write("signed.yml", R"(params:
+  pid: {type: int}
+probe: tracepoint:syscalls:sys_exit_openat
+where: pid == $pid
+select: [percentile(retval, 10, 50, 90) as ret, min(retval) as low, max(retval) as high]
+)");
+  TraceRun run = trace({.queries = {q},
+                        .workload = {"open-missing", "30", dir.file("missing"), "openat", "10",
+                                     dir.file("present")}});
+  json row = final_rows(run, "signed")[0];
+  INFO("row: " << row.dump());
+  // 30 of -2 (ENOENT), then 10 descriptors (small numbers: exact).
+  CHECK(as_double(row["ret"]["p10"]) == -2);
+  CHECK(as_double(row["ret"]["p50"]) == -2);
+  CHECK(as_double(row["ret"]["p90"]) == static_cast<double>(as_int(row["high"])));
+  CHECK(as_int(row["low"]) == -2);
+  CHECK(as_int(row["high"]) > 0);
+}
+
 TEST_CASE("`in` filters and arithmetic inside sum()") {
   BPFQL_REQUIRE_ROOT();
   TraceRun run = trace({.queries = {query_file("read-in.yml")},

@@ -293,6 +293,23 @@ TEST_CASE("percentiles of small values are exact; no samples give no cell") {
   CHECK(std::holds_alternative<PercentileValue>(histogram_cell(a, slots)));
 }
 
+TEST_CASE("percentiles of a signed value rank its negative values first") {
+  // A signed value's map has a second half for negatives, by magnitude (buckets.h).
+  std::vector<uint64_t> slots(static_cast<size_t>(buckets::percentile_slots(true)), 0);
+  for (int64_t v : {-100, -100, -100, -2, -2, 5, 5, 5, 5, 5}) slots[buckets::log_linear_slot_signed(v)]++;
+  std::vector<double> ps = {10, 30, 50, 60, 100};
+  auto p = percentiles(ps, slots);
+  REQUIRE(p.values.size() == 5);
+  CHECK(std::abs(p.values[0].second - -100) <= 100.0 / 16);  // rank 1: the most negative
+  CHECK(std::abs(p.values[1].second - -100) <= 100.0 / 16);  // rank 3
+  CHECK(p.values[2].second == -2);                           // rank 5
+  CHECK(p.values[3].second == 5);                            // rank 6
+  CHECK(p.values[4].second == 5);
+  CHECK(buckets::log_linear_slot_signed(-1) == buckets::kLogLinearSlots + 1);
+  CHECK(buckets::log_linear_slot_signed(INT64_MIN) ==
+        buckets::kLogLinearSlots + buckets::log_linear_slot(uint64_t{1} << 63));
+}
+
 TEST_CASE("percentile of a heavy-tailed distribution: p99 lands in the tail") {
   std::vector<uint64_t> slots(buckets::kLogLinearSlots, 0);
   slots[buckets::log_linear_slot(100)] += 980;

@@ -317,6 +317,45 @@ TEST_CASE("export rows: percentile() cells become their log-linear buckets") {
   CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_count{pid=\"42\"} 7");
 }
 
+TEST_CASE("export rows: a signed percentile's negative buckets come first, as negative bounds") {
+  PercentileFixture f;
+  f.q.aggregates[0].is_signed = true;
+  PerCpuEntries map;
+  map.key_size = 16;
+  map.stride = 8;
+  map.ncpus = 1;
+  // pid 42: -9 three times, 0 once, 5 twice.
+  PercentileFixture::add(map, 42, static_cast<uint64_t>(buckets::log_linear_slot_signed(-9)), 3);
+  PercentileFixture::add(map, 42, static_cast<uint64_t>(buckets::log_linear_slot_signed(0)), 1);
+  PercentileFixture::add(map, 42, static_cast<uint64_t>(buckets::log_linear_slot_signed(5)), 2);
+  f.snapshot.hists = {map};
+  std::vector<ResultRow> rows = build_export_rows(f.q, f.snapshot, {});
+  REQUIRE(rows.size() == 1);
+  const auto& h = std::get<Histogram>(rows[0].cells[1]);
+  REQUIRE(h.buckets.size() == 3);
+  CHECK(*h.buckets[0].low == -9);
+  CHECK(*h.buckets[0].high == -8);
+  CHECK(h.buckets[0].count == 3);
+  CHECK(*h.buckets[1].low == 0);
+  CHECK(h.buckets[1].count == 1);
+  CHECK(*h.buckets[2].low == 5);
+  CHECK(h.buckets[2].count == 2);
+
+  Plan plan;
+  plan.queries = {f.q};
+  std::string text = render_one(plan, result(plan.queries[0], rows));
+  CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_bucket{pid=\"42\",le=\"-9\"} 3");
+  CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_bucket{pid=\"42\",le=\"0\"} 4");
+  CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_bucket{pid=\"42\",le=\"5\"} 6");
+  CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_count{pid=\"42\"} 6");
+
+  // And the run's own cell: p50 is rank 3 of 6, -9.
+  std::vector<ResultRow> run_rows = build_rows(f.q, f.snapshot, {});
+  const auto& p = std::get<PercentileValue>(run_rows[0].cells[1]);
+  CHECK(p.values[0].second == -9);
+  CHECK(p.values[1].second == 5);
+}
+
 TEST_CASE("prepare_serve_plan: cumulative, no limit, an interval") {
   Plan plan;
   PlanQuery a;

@@ -25,8 +25,9 @@ static __always_inline u32 bpfql_log_linear_slot(u64 v) {
   return 16 + (e - 4) * 16 + (u32)((v >> (e - 4)) & 15);
 }
 
+/* a negative value: 976 slots more, by magnitude */
 static __always_inline u32 bpfql_log_linear_slot_s(s64 v) {
-  return v < 0 ? 0 : bpfql_log_linear_slot((u64)v);
+  return v < 0 ? 976 + bpfql_log_linear_slot(0 - (u64)v) : bpfql_log_linear_slot((u64)v);
 }
 
 /* tracepoint syscalls:sys_exit_read, laid out from its format file */
@@ -50,8 +51,8 @@ _Static_assert(sizeof(struct tp_syscalls_sys_exit_read) == 24 &&
 
 /* query 'read-returns' (q.yml:1) */
 BPF_PERCPU_ARRAY(q0_h0, u64, 13);
-BPF_PERCPU_ARRAY(q0_h1, u64, 976);
-BPF_PERCPU_ARRAY(q0_h2, u64, 976);
+BPF_PERCPU_ARRAY(q0_h1, u64, 1952);
+BPF_PERCPU_ARRAY(q0_h2, u64, 1952);
 BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
