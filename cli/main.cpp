@@ -31,6 +31,9 @@ A query file:
   group_by: comm
   interval: 5s
 
+Environment: BPFQL_CACHE_DIR (compiled programs; default /var/cache/bpfql, root-owned only),
+BPFQL_COMPILER=libbcc (compile with libbcc instead of bpfql's one clang pass).
+
 Exit status: 0 success, 1 a runtime failure (load, verify, attach), 2 a usage or query error.)";
 
 struct Args {

@@ -295,6 +295,8 @@ TEST_CASE("--help explains the commands and shows examples") {
   std::string text = lower(run.out);
   CHECK(text.find("example") != std::string::npos);
   for (const char* command : {"run", "check", "compile", "list"}) CHECK(text.find(command) != std::string::npos);
+  CHECK(run.out.find("BPFQL_CACHE_DIR") != std::string::npos);
+  CHECK(run.out.find("BPFQL_COMPILER=libbcc") != std::string::npos);
 }
 
 TEST_CASE("--version prints the version") {
