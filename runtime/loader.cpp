@@ -66,16 +66,24 @@ std::optional<std::string> check_privileges() {
   return std::nullopt;
 }
 
+std::optional<std::string> kernel_headers_problem(const Plan& plan, const std::string& release,
+                                                  const std::string& modules_dir) {
+  if (compiler_for(plan) == Compiler::Plain) return std::nullopt;  // brings its own prelude
+  std::error_code ec;
+  if (fs::exists(fs::path(modules_dir) / release / "build", ec)) return std::nullopt;
+  return fmt::format(
+      "no kernel headers for {}: libbcc compiles this program (USDT probes, or "
+      "BPFQL_COMPILER=libbcc) and needs them; run scripts/setup-host.sh (links the "
+      "distribution's headers where libbcc looks)",
+      release);
+}
+
 std::optional<std::string> check_host(const Plan& plan) {
   if (auto problem = check_privileges()) return problem;
   utsname u{};
   uname(&u);
   std::error_code ec;
-  if (!fs::exists(fs::path("/lib/modules") / u.release / "build", ec))
-    return fmt::format(
-        "no kernel headers for {}: run scripts/setup-host.sh (links the distribution's headers "
-        "where libbcc looks)",
-        u.release);
+  if (auto problem = kernel_headers_problem(plan, u.release)) return problem;
   // libbcc 0.26 finds tracepoint ids and probe events under debugfs' tracing directory.
   if (needs_tracefs(plan) && !fs::exists("/sys/kernel/debug/tracing/events", ec))
     return "tracefs is not mounted where libbcc looks (/sys/kernel/debug/tracing): run "

@@ -18,6 +18,10 @@ namespace bpfql {
 
 // What is missing on this host for the Plan to load, as a message that says what to do.
 std::optional<std::string> check_host(const Plan& plan);
+// Kernel headers are needed only where libbcc compiles (compile_child.h compiler_for): missing
+// ones are a problem for those Plans alone.
+std::optional<std::string> kernel_headers_problem(const Plan& plan, const std::string& release,
+                                                  const std::string& modules_dir = "/lib/modules");
 // The first of those checks, which needs no Plan: not root.
 std::optional<std::string> check_privileges();
 

@@ -1,7 +1,10 @@
 // What the loader and attacher make of libbcc's output: verifier summaries, noise, CPU lists.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+
 #include "runtime/attach.h"
+#include "runtime/loader.h"
 #include "runtime/stderr_capture.h"
 #include "runtime/verifier_log.h"
 
@@ -52,4 +55,22 @@ TEST_CASE("kernel CPU lists") {
   CHECK(parse_cpu_list("0-3,6,8-9\n") == std::vector<int>{0, 1, 2, 3, 6, 8, 9});
   CHECK(parse_cpu_list("0") == std::vector<int>{0});
   CHECK(parse_cpu_list("").empty());
+}
+
+TEST_CASE("kernel headers are needed only where libbcc compiles") {
+  bpfql::Plan plain;
+  plain.c_source = "int x;";
+  plain.c_plain = "int x;";
+  bpfql::Plan usdt = plain;
+  usdt.c_plain.clear();  // USDT: libbcc only
+  const std::string nowhere = "/nonexistent-bpfql-modules";
+  unsetenv("BPFQL_COMPILER");
+  CHECK_FALSE(bpfql::kernel_headers_problem(plain, "6.1.0", nowhere).has_value());
+  auto problem = bpfql::kernel_headers_problem(usdt, "6.1.0", nowhere);
+  REQUIRE(problem.has_value());
+  CHECK(problem->find("no kernel headers for 6.1.0") != std::string::npos);
+  CHECK(problem->find("setup-host.sh") != std::string::npos);
+  setenv("BPFQL_COMPILER", "libbcc", 1);
+  CHECK(bpfql::kernel_headers_problem(plain, "6.1.0", nowhere).has_value());
+  unsetenv("BPFQL_COMPILER");
 }
