@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -144,6 +145,13 @@ class FoldedOutput final : public Output {
     }
     for (const auto& [folded, count] : lines) out_ << fmt::format("{} {}\n", folded, count);
     std::string name = query_name(r.query);
+    // A query without group_by keys has nothing to fold: say so once, not an empty output.
+    if (!r.rows.empty() && lines.empty() && r.query != nullptr && r.query->keys.empty() &&
+        told_.insert(name).second)
+      notes_ << fmt::format(
+          "bpfql: {}: -f folded prints group_by keys (kstack, ustack, comm...) as frames, and "
+          "this query has none; use -f table or json\n",
+          name);
     if (r.dropped != 0) {
       notes_ << fmt::format("bpfql: {}: dropped {} keys (map full: raise max_entries)\n", name,
                             r.dropped);
@@ -174,6 +182,7 @@ class FoldedOutput final : public Output {
  private:
   std::ostream& out_;
   std::ostream& notes_;
+  std::set<std::string> told_;  // queries already told they have nothing to fold
 };
 
 }  // namespace

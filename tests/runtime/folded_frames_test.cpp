@@ -57,3 +57,24 @@ TEST_CASE("folded: only a trailing +0xHEX is an offset") {
   std::string text = fold(q, {{{StackValue{{"operator+", "a+0xzz", "0x7f00", "x+0x"}}, uint64_t{1}}}});
   CHECK(text == "x+0x;0x7f00;a+0xzz;operator+ 1\n");
 }
+
+TEST_CASE("folded: a query without group_by keys says once that it has nothing to fold") {
+  PlanQuery q;
+  q.name = "total";
+  q.columns = {"count()"};
+  PlanAggregate count;
+  count.name = "count()";
+  q.aggregates = {count};
+  IntervalResult r;
+  r.query = &q;
+  r.interval_s = 1;
+  r.rows = {ResultRow{{Cell{uint64_t{7}}}}};
+  std::ostringstream out, notes;
+  auto output = make_folded_output(out, notes);
+  output->interval(r);
+  output->interval(r);
+  CHECK(out.str().empty());
+  CHECK(notes.str() ==
+        "bpfql: total: -f folded prints group_by keys (kstack, ustack, comm...) as frames, and "
+        "this query has none; use -f table or json\n");
+}
