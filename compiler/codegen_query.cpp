@@ -303,20 +303,12 @@ Result<QueryLayout> layout_query(const CheckedQuery& q, int index) {
 
 namespace {
 
-// The values of grouped keys: entries allocated as keys appear. A preallocated per-CPU hash of
-// max_entries (10240 by default) makes the kernel allocate every entry's per-CPU value when the
-// map is created, ~8 ms of every start and memory for keys that never come; lookups of existing
-// keys, the per-event path, are the same. Perf-event programs keep preallocation: they run in NMI
-// context, where kernels before 6.1 refuse maps that allocate.
-MapKind values_map_kind(const CheckedQuery& q) {
-  auto perf_event = [](const ProbeRef& p) {
-    return p.kind == ProbeKind::Profile || p.kind == ProbeKind::Software ||
-           p.kind == ProbeKind::Hardware;
-  };
-  bool nmi = std::any_of(q.probes.begin(), q.probes.end(), perf_event) ||
-             (q.span && std::any_of(q.span->begin.begin(), q.span->begin.end(), perf_event));
-  return nmi ? MapKind::PercpuHash : MapKind::PercpuHashOnDemand;
-}
+// The values of grouped keys: preallocated. A per-CPU hash whose entries are allocated as keys
+// appear would spare map creation ~8 ms (the kernel allocates every preallocated entry's per-CPU
+// value one by one), but its allocator keeps one spare per-CPU value per CPU, refilled from an
+// irq_work: two new keys on one CPU with interrupts off (sched_switch, say) before the refill,
+// and the second fails with ENOMEM, which would be counted as a key dropped from a full map.
+MapKind values_map_kind(const CheckedQuery&) { return MapKind::PercpuHash; }
 
 }  // namespace
 

@@ -98,7 +98,7 @@ struct q0_scratch {
 _Static_assert(sizeof(struct q0_scratch) == 232 &&
                __builtin_offsetof(struct q0_scratch, hk) == 0,
                "layout of struct q0_scratch");
-BPF_F_TABLE("percpu_hash", struct q0_key, struct q0_val, q0_vals, 10240, BPF_F_NO_PREALLOC);
+BPF_PERCPU_HASH(q0_vals, struct q0_key, struct q0_val, 10240);
 BPF_F_TABLE("percpu_hash", struct q0_hkey, u64, q0_h1, 675840, BPF_F_NO_PREALLOC);
 BPF_PERCPU_ARRAY(q0_scratch, struct q0_scratch, 1);  /* too big for the stack */
 BPF_PERCPU_ARRAY(q0_dropped, u64, 1);

@@ -99,7 +99,7 @@ struct q0_scratch {
 _Static_assert(sizeof(struct q0_scratch) == 232 &&
                __builtin_offsetof(struct q0_scratch, hk) == 0,
                "layout of struct q0_scratch");
-BPFQL_MAP(q0_vals, BPF_MAP_TYPE_PERCPU_HASH, struct q0_key, struct q0_val, 10240, BPF_F_NO_PREALLOC);
+BPFQL_MAP(q0_vals, BPF_MAP_TYPE_PERCPU_HASH, struct q0_key, struct q0_val, 10240, 0);
 BPFQL_MAP(q0_h1, BPF_MAP_TYPE_PERCPU_HASH, struct q0_hkey, u64, 675840, BPF_F_NO_PREALLOC);
 BPFQL_MAP(q0_scratch, BPF_MAP_TYPE_PERCPU_ARRAY, u32, struct q0_scratch, 1, 0);  /* too big for the stack */
 BPFQL_MAP(q0_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);

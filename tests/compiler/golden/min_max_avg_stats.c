@@ -43,7 +43,7 @@ _Static_assert(sizeof(struct q0_val) == 40 &&
                __builtin_offsetof(struct q0_val, sum2) == 24 &&
                __builtin_offsetof(struct q0_val, sum3) == 32,
                "layout of struct q0_val");
-BPF_F_TABLE("percpu_hash", struct q0_key, struct q0_val, q0_vals, 10240, BPF_F_NO_PREALLOC);
+BPF_PERCPU_HASH(q0_vals, struct q0_key, struct q0_val, 10240);
 BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */

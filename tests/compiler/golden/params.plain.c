@@ -75,7 +75,7 @@ _Static_assert(sizeof(struct q0_val) == 16 &&
                __builtin_offsetof(struct q0_val, n) == 0 &&
                __builtin_offsetof(struct q0_val, sum1) == 8,
                "layout of struct q0_val");
-BPFQL_MAP(q0_vals, BPF_MAP_TYPE_PERCPU_HASH, struct q0_key, struct q0_val, 10240, BPF_F_NO_PREALLOC);
+BPFQL_MAP(q0_vals, BPF_MAP_TYPE_PERCPU_HASH, struct q0_key, struct q0_val, 10240, 0);
 BPFQL_MAP(q0_h2, BPF_MAP_TYPE_PERCPU_HASH, struct q0_hkey, u64, 675840, BPF_F_NO_PREALLOC);
 BPFQL_MAP(q0_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
 

@@ -80,7 +80,7 @@ struct q0_val {
 _Static_assert(sizeof(struct q0_val) == 8 &&
                __builtin_offsetof(struct q0_val, n) == 0,
                "layout of struct q0_val");
-BPF_F_TABLE("percpu_hash", struct q0_key, struct q0_val, q0_vals, 10240, BPF_F_NO_PREALLOC);
+BPF_PERCPU_HASH(q0_vals, struct q0_key, struct q0_val, 10240);
 BPF_F_TABLE("percpu_hash", struct q0_hkey, u64, q0_h0, 675840, BPF_F_NO_PREALLOC);
 BPF_TASK_STORAGE(q0_start, u64);  /* the thread's span begin time (ns); 0 = none */
 BPF_PERCPU_ARRAY(q0_dropped, u64, 1);

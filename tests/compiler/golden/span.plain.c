@@ -81,7 +81,7 @@ struct q0_val {
 _Static_assert(sizeof(struct q0_val) == 8 &&
                __builtin_offsetof(struct q0_val, n) == 0,
                "layout of struct q0_val");
-BPFQL_MAP(q0_vals, BPF_MAP_TYPE_PERCPU_HASH, struct q0_key, struct q0_val, 10240, BPF_F_NO_PREALLOC);
+BPFQL_MAP(q0_vals, BPF_MAP_TYPE_PERCPU_HASH, struct q0_key, struct q0_val, 10240, 0);
 BPFQL_MAP(q0_h0, BPF_MAP_TYPE_PERCPU_HASH, struct q0_hkey, u64, 675840, BPF_F_NO_PREALLOC);
 BPFQL_MAP(q0_start, BPF_MAP_TYPE_TASK_STORAGE, int, u64, 0, BPF_F_NO_PREALLOC);  /* the thread's span begin time (ns); 0 = none */
 BPFQL_MAP(q0_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);

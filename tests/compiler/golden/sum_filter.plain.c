@@ -39,7 +39,7 @@ _Static_assert(sizeof(struct q0_val) == 16 &&
                __builtin_offsetof(struct q0_val, n) == 0 &&
                __builtin_offsetof(struct q0_val, sum0) == 8,
                "layout of struct q0_val");
-BPFQL_MAP(q0_vals, BPF_MAP_TYPE_PERCPU_HASH, struct q0_key, struct q0_val, 10240, BPF_F_NO_PREALLOC);
+BPFQL_MAP(q0_vals, BPF_MAP_TYPE_PERCPU_HASH, struct q0_key, struct q0_val, 10240, 0);
 BPFQL_MAP(q0_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */

@@ -65,7 +65,7 @@ struct q0_val {
 _Static_assert(sizeof(struct q0_val) == 8 &&
                __builtin_offsetof(struct q0_val, n) == 0,
                "layout of struct q0_val");
-BPF_F_TABLE("percpu_hash", struct q0_key, struct q0_val, q0_vals, 10240, BPF_F_NO_PREALLOC);
+BPF_PERCPU_HASH(q0_vals, struct q0_key, struct q0_val, 10240);
 BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
@@ -181,7 +181,7 @@ struct q2_val {
 _Static_assert(sizeof(struct q2_val) == 8 &&
                __builtin_offsetof(struct q2_val, n) == 0,
                "layout of struct q2_val");
-BPF_F_TABLE("percpu_hash", struct q2_key, struct q2_val, q2_vals, 10240, BPF_F_NO_PREALLOC);
+BPF_PERCPU_HASH(q2_vals, struct q2_key, struct q2_val, 10240);
 BPF_TABLE("stacktrace", int, struct bpf_stacktrace, q2_stacks, 4096);
 BPF_PERCPU_ARRAY(q2_dropped, u64, 1);
 

@@ -16,7 +16,7 @@ struct q0_val {
 _Static_assert(sizeof(struct q0_val) == 8 &&
                __builtin_offsetof(struct q0_val, n) == 0,
                "layout of struct q0_val");
-BPF_F_TABLE("percpu_hash", struct q0_key, struct q0_val, q0_vals, 10240, BPF_F_NO_PREALLOC);
+BPF_PERCPU_HASH(q0_vals, struct q0_key, struct q0_val, 10240);
 BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
@@ -66,7 +66,7 @@ _Static_assert(sizeof(struct q1_val) == 16 &&
                __builtin_offsetof(struct q1_val, n) == 0 &&
                __builtin_offsetof(struct q1_val, sum1) == 8,
                "layout of struct q1_val");
-BPF_F_TABLE("percpu_hash", struct q1_key, struct q1_val, q1_vals, 10240, BPF_F_NO_PREALLOC);
+BPF_PERCPU_HASH(q1_vals, struct q1_key, struct q1_val, 10240);
 BPF_TABLE("stacktrace", int, struct bpf_stacktrace, q1_stacks, 4096);
 BPF_PERCPU_ARRAY(q1_dropped, u64, 1);
 
