@@ -43,6 +43,7 @@ struct ProgramState {
   std::vector<std::string> tracepoint_order;            // first use first
   std::set<std::string> tracepoint_tags;
   std::vector<PlanConstant> constants;  // run-time constants, by slot (plan.h)
+  std::vector<PlanMap> maps;            // every map declared, in order
 };
 
 // The two kinds of functions a query has: the main one per probe (filters, keys, aggregation or
@@ -112,8 +113,9 @@ struct QueryLayout {
 Result<QueryLayout> layout_query(const CheckedQuery& query, int index);
 
 // The maps and shared declarations of a query (structs, maps, its drop counter).
+// Appends each map it declares to `maps`.
 std::string query_declarations(const CheckedQuery& query, const QueryLayout& layout,
-                               Dialect dialect);
+                               Dialect dialect, std::vector<PlanMap>& maps);
 
 // The Plan's description of a query (attaches are filled by the caller).
 PlanQuery plan_query(const CheckedQuery& query, const QueryLayout& layout);

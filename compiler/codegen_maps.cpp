@@ -1,6 +1,8 @@
 #include "compiler/codegen_maps.h"
 
 #include <fmt/format.h>
+#include <linux/bpf.h>
+#include <linux/perf_event.h>
 
 namespace bpfql::codegen {
 
@@ -53,6 +55,37 @@ std::string map_declaration(Dialect d, const MapDecl& m) {
                          m.name, m.value_type);
   }
   return "";
+}
+
+PlanMap plan_map(const MapDecl& m) {
+  PlanMap p{m.name, 0, m.key_size, m.value_size, static_cast<uint32_t>(m.entries), 0};
+  switch (m.kind) {
+    case MapKind::PercpuArray:
+      p.type = BPF_MAP_TYPE_PERCPU_ARRAY;
+      p.key_size = 4;
+      break;
+    case MapKind::PercpuHash:
+      p.type = BPF_MAP_TYPE_PERCPU_HASH;
+      break;
+    case MapKind::PercpuHashOnDemand:
+      p.type = BPF_MAP_TYPE_PERCPU_HASH;
+      p.flags = BPF_F_NO_PREALLOC;
+      break;
+    case MapKind::Hash:
+      p.type = BPF_MAP_TYPE_HASH;
+      break;
+    case MapKind::PerfOutput:
+      p = PlanMap{m.name, BPF_MAP_TYPE_PERF_EVENT_ARRAY, 4, 4, 0, 0};  // 0: one per CPU
+      break;
+    case MapKind::StackTrace:
+      p = PlanMap{m.name, BPF_MAP_TYPE_STACK_TRACE, 4, PERF_MAX_STACK_DEPTH * 8,
+                  static_cast<uint32_t>(m.entries), 0};
+      break;
+    case MapKind::TaskStorage:
+      p = PlanMap{m.name, BPF_MAP_TYPE_TASK_STORAGE, 4, m.value_size, 0, BPF_F_NO_PREALLOC};
+      break;
+  }
+  return p;
 }
 
 std::string map_lookup(Dialect d, const std::string& map, const std::string& key) {

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <string>
 
+#include "compiler/plan.h"
+
 namespace bpfql::codegen {
 
 enum class Dialect { Bcc, Plain };
@@ -29,7 +31,12 @@ struct MapDecl {
   std::string key_type;    // unused for arrays, perf outputs, stack traces and task storage
   std::string value_type;  // unused for perf outputs and stack traces
   uint64_t entries = 1;    // unused for perf outputs and task storage
+  uint32_t key_size = 0;   // sizeof the key type (arrays: 4), as the C's _Static_asserts hold it
+  uint32_t value_size = 0;
 };
+
+// The map as the Plan describes it (plan.h PlanMap): what the kernel will be asked to create.
+PlanMap plan_map(const MapDecl& m);
 
 // One declaration statement, ending in ";" (no newline).
 std::string map_declaration(Dialect d, const MapDecl& m);

@@ -312,7 +312,8 @@ MapKind values_map_kind(const CheckedQuery&) { return MapKind::PercpuHash; }
 
 }  // namespace
 
-std::string query_declarations(const CheckedQuery& q, const QueryLayout& L, Dialect d) {
+std::string query_declarations(const CheckedQuery& q, const QueryLayout& L, Dialect d,
+                               std::vector<PlanMap>& maps) {
   std::string out =
       fmt::format("/* query '{}' ({}:{}){} */\n", c_names::comment_text(q.name),
                   c_names::comment_text(q.loc.file), q.loc.line,
@@ -320,15 +321,17 @@ std::string query_declarations(const CheckedQuery& q, const QueryLayout& L, Dial
   for (const StructLayout* s : {&L.key, &L.hkey, &L.val, &L.event, &L.scratch})
     if (!s->empty()) out += s->declaration();
   auto declare = [&](MapDecl m, const char* comment = nullptr) {
+    maps.push_back(plan_map(m));
     out += map_declaration(d, m);
     out += comment ? fmt::format("  /* {} */\n", comment) : "\n";
   };
   uint32_t max_entries = std::max<uint32_t>(q.max_entries, 1);
   if (!L.val.empty()) {
     if (L.key.empty())
-      declare({MapKind::PercpuArray, L.map("vals"), "", L.val.type(), 1});
+      declare({MapKind::PercpuArray, L.map("vals"), "", L.val.type(), 1, 4, L.val.size()});
     else
-      declare({values_map_kind(q), L.map("vals"), L.key.type(), L.val.type(), max_entries});
+      declare({values_map_kind(q), L.map("vals"), L.key.type(), L.val.type(), max_entries,
+               L.key.size(), L.val.size()});
   }
   for (size_t i = 0; i < q.aggregates.size(); ++i) {
     if (L.hist_maps[i].empty()) continue;
@@ -337,27 +340,29 @@ std::string query_declarations(const CheckedQuery& q, const QueryLayout& L, Dial
     int slots =
         histogram_slots(agg.kind, agg.lhist_min, agg.lhist_max, agg.lhist_step, is_signed);
     if (L.key.empty()) {
-      declare({MapKind::PercpuArray, L.hist_maps[i], "", "u64", static_cast<uint64_t>(slots)});
+      declare({MapKind::PercpuArray, L.hist_maps[i], "", "u64", static_cast<uint64_t>(slots), 4, 8});
     } else {
       // Keys times occupied slots, allocated as they are used.
       uint64_t entries =
           std::min<uint64_t>(uint64_t{max_entries} * static_cast<uint64_t>(slots), kMaxHistEntries);
       entries = std::max<uint64_t>(entries, max_entries);
-      declare({MapKind::PercpuHashOnDemand, L.hist_maps[i], L.hkey.type(), "u64", entries});
+      declare({MapKind::PercpuHashOnDemand, L.hist_maps[i], L.hkey.type(), "u64", entries,
+               L.hkey.size(), 8});
     }
   }
   if (q.span && span_in_task_storage(q))
-    declare({MapKind::TaskStorage, L.map("start"), "", "u64", 0},
+    declare({MapKind::TaskStorage, L.map("start"), "", "u64", 0, 4, 8},
             "the thread's span begin time (ns); 0 = none");
   else if (q.span)
-    declare({MapKind::Hash, L.map("start"), "u64", "u64", max_entries},
+    declare({MapKind::Hash, L.map("start"), "u64", "u64", max_entries, 8, 8},
             "span key -> begin time (ns)");
   if (q.streaming()) declare({MapKind::PerfOutput, L.map("events"), "", "", 0});
   if (L.uses_stacks) declare({MapKind::StackTrace, L.map("stacks"), "", "", kStackTraceEntries});
   if (!L.scratch.empty())
-    declare({MapKind::PercpuArray, L.scratch.tag(), "", "struct " + L.scratch.tag(), 1},
+    declare({MapKind::PercpuArray, L.scratch.tag(), "", "struct " + L.scratch.tag(), 1, 4,
+             L.scratch.size()},
             "too big for the stack");
-  declare({MapKind::PercpuArray, L.map("dropped"), "", "u64", 1});
+  declare({MapKind::PercpuArray, L.map("dropped"), "", "u64", 1, 4, 8});
   out += fmt::format(
       "\n/* a key dropped because a map was full: counted, and printed by the runtime */\n"
       "static __always_inline void {0}_drop(void) {{\n"
@@ -368,7 +373,7 @@ std::string query_declarations(const CheckedQuery& q, const QueryLayout& L, Dial
       "}}\n",
       L.prefix, map_lookup(d, L.map("dropped"), "&idx"));
   if (q.streaming()) {
-    declare({MapKind::PercpuArray, L.map("lost"), "", "u64", 1});
+    declare({MapKind::PercpuArray, L.map("lost"), "", "u64", 1, 4, 8});
     out += fmt::format(
         "/* an event the perf buffer had no room for: counted, and printed by the runtime */\n"
         "static __always_inline void {0}_lose(void) {{\n"

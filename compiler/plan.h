@@ -154,6 +154,18 @@ inline bool is_runtime_constant_marker(uint64_t v) {
   return (v & ~(kRuntimeConstantSlots - 1)) == kRuntimeConstantMagic;
 }
 
+// A map of the program, as the kernel is asked to create it (the compiled image names the same
+// maps with the same attributes: tests/runtime/plain_compile_test.cpp checks it), so that the
+// runtime can create them while the program is being compiled or read (map_precreation.h).
+struct PlanMap {
+  std::string name;
+  uint32_t type = 0;  // enum bpf_map_type
+  uint32_t key_size = 0;
+  uint32_t value_size = 0;
+  uint32_t max_entries = 0;  // perf event arrays: 0, one per possible CPU
+  uint32_t flags = 0;
+};
+
 struct Plan {
   std::string c_source;  // BCC's dialect, for libbcc (what `bpfql compile` prints)
   // The same program in plain C (codegen_maps.h), which bpfql compiles in one clang pass without
@@ -162,6 +174,7 @@ struct Plan {
   std::string c_plain;
   std::vector<PlanQuery> queries;
   std::vector<PlanConstant> constants;  // by slot
+  std::vector<PlanMap> maps;            // of every query, in declaration order
 };
 
 }  // namespace bpfql

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "runtime/map_precreation.h"
+
 namespace bpfql {
 
 namespace {
@@ -33,6 +35,24 @@ int load_btf(const std::string& btf) {
 
 }  // namespace
 
+int create_map(const ImageMap& m, int btf_fd) {
+  bcc_create_map_attr attr{};
+  attr.name = m.name.c_str();
+  attr.map_type = static_cast<bpf_map_type>(m.type);
+  attr.map_flags = m.flags;
+  attr.key_size = m.key_size;
+  attr.value_size = m.value_size;
+  attr.max_entries = m.max_entries;
+  if (m.btf_key_type_id || m.btf_value_type_id) {
+    attr.btf_fd = static_cast<uint32_t>(btf_fd);
+    attr.btf_key_type_id = m.btf_key_type_id;
+    attr.btf_value_type_id = m.btf_value_type_id;
+  }
+  errno = 0;
+  // Raises RLIMIT_MEMLOCK when an old kernel charges maps to it, as libbcc does.
+  return bcc_create_map_xattr(&attr, true);
+}
+
 BpfObject::~BpfObject() {
   for (int fd : fds())
     if (fd >= 0) close(fd);
@@ -40,7 +60,7 @@ BpfObject::~BpfObject() {
 }
 
 std::expected<std::unique_ptr<BpfObject>, BpfObject::Failure> BpfObject::load(
-    const ProgramImage& image) {
+    const ProgramImage& image, MapPrecreation* precreated) {
   auto object = std::make_unique<BpfObject>();
   if (!image.btf.empty()) {
     object->btf_fd_ = load_btf(image.btf);
@@ -50,21 +70,8 @@ std::expected<std::unique_ptr<BpfObject>, BpfObject::Failure> BpfObject::load(
   }
   std::vector<int> map_fds;
   for (const auto& m : image.maps) {
-    bcc_create_map_attr attr{};
-    attr.name = m.name.c_str();
-    attr.map_type = static_cast<bpf_map_type>(m.type);
-    attr.map_flags = m.flags;
-    attr.key_size = m.key_size;
-    attr.value_size = m.value_size;
-    attr.max_entries = m.max_entries;
-    if (m.btf_key_type_id || m.btf_value_type_id) {
-      attr.btf_fd = static_cast<uint32_t>(object->btf_fd_);
-      attr.btf_key_type_id = m.btf_key_type_id;
-      attr.btf_value_type_id = m.btf_value_type_id;
-    }
-    errno = 0;
-    // Raises RLIMIT_MEMLOCK when an old kernel charges maps to it, as libbcc does.
-    int fd = bcc_create_map_xattr(&attr, true);
+    int fd = precreated ? precreated->take(m) : -1;
+    if (fd < 0) fd = create_map(m, object->btf_fd_);
     if (fd < 0)
       return std::unexpected(
           Failure{"", "cannot create map " + m.name + ": " + std::strerror(errno)});

@@ -15,6 +15,11 @@
 
 namespace bpfql {
 
+class MapPrecreation;
+
+// Creates one map (with `btf_fd` when it has BTF types); the fd, or -1 with errno.
+int create_map(const ImageMap& m, int btf_fd);
+
 class BpfObject {
  public:
   BpfObject() = default;
@@ -28,7 +33,9 @@ class BpfObject {
   };
   // Creates the maps and loads every function (the verifier runs here). libbcc's loader
   // prints the verifier log of a rejected program on stderr: capture it around this call.
-  static std::expected<std::unique_ptr<BpfObject>, Failure> load(const ProgramImage& image);
+  // Maps created ahead with the same attributes are taken from `precreated` instead.
+  static std::expected<std::unique_ptr<BpfObject>, Failure> load(
+      const ProgramImage& image, MapPrecreation* precreated = nullptr);
 
   // -1 when the program has no such map / function.
   int map_fd(const std::string& name) const;

@@ -1,6 +1,7 @@
 // Host checks, compile (in a child, or from the cache), create maps, verify (see loader.h).
 #include "runtime/loader.h"
 
+#include <bpf/libbpf.h>
 #include <fmt/format.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <filesystem>
 
 #include "runtime/compile_child.h"
+#include "runtime/map_precreation.h"
 #include "runtime/process_watch.h"
 #include "runtime/program_cache.h"
 #include "runtime/stderr_capture.h"
@@ -37,7 +39,8 @@ const PlanQuery& query_of(const Plan& plan, const std::string& function) {
 
 // Creates the maps and loads the programs in this process. On a rejection, the message is the
 // one the loader always gave (from libbcc's log on stderr).
-LoadResult load_image(const Plan& plan, const ProgramImage& compiled) {
+LoadResult load_image(const Plan& plan, const ProgramImage& compiled,
+                      MapPrecreation* precreated = nullptr) {
   LoadResult r;
   auto image = with_constants(compiled, plan.constants);
   if (!image) {
@@ -45,7 +48,7 @@ LoadResult load_image(const Plan& plan, const ProgramImage& compiled) {
     return r;
   }
   StderrCapture capture;
-  auto object = BpfObject::load(*image);
+  auto object = BpfObject::load(*image, precreated);
   r.log = without_libbcc_noise(capture.finish());
   if (object) {
     r.bpf = std::move(*object);
@@ -134,7 +137,7 @@ CacheUse open_cache(const Plan& plan, bool use_cache) {
 }
 
 // The Plan loaded from the cache, or nullopt (a miss, or an entry the kernel now refuses).
-std::optional<LoadResult> load_cached(const Plan& plan, CacheUse& u) {
+std::optional<LoadResult> load_cached(const Plan& plan, CacheUse& u, MapPrecreation& maps) {
   if (!u.cache) return std::nullopt;
   std::string path = u.cache->path_for(u.key);
   auto image = u.cache->load(u.key);
@@ -142,7 +145,7 @@ std::optional<LoadResult> load_cached(const Plan& plan, CacheUse& u) {
     u.log += fmt::format("program cache: miss ({})\n", image.error());
     return std::nullopt;
   }
-  LoadResult r = load_image(plan, *image);
+  LoadResult r = load_image(plan, *image, &maps);
   if (r.bpf) {
     r.log = fmt::format("program cache: hit {} (libbcc not run)\n", path) + r.log;
     return r;
@@ -156,8 +159,10 @@ std::optional<LoadResult> load_cached(const Plan& plan, CacheUse& u) {
 }  // namespace
 
 LoadResult load_program(const Plan& plan, bool full_verifier_log, bool use_cache) {
+  int cpus = libbpf_num_possible_cpus();
+  MapPrecreation maps(plan.maps, cpus > 0 ? static_cast<uint32_t>(cpus) : 1);
   CacheUse cache = open_cache(plan, use_cache);
-  if (auto cached = load_cached(plan, cache)) return std::move(*cached);
+  if (auto cached = load_cached(plan, cache, maps)) return std::move(*cached);
   CompileOutcome compiled = compile_in_child(plan, full_verifier_log, compiler_for(plan));
   if (!compiled.image) {
     LoadResult r;
@@ -171,7 +176,7 @@ LoadResult load_program(const Plan& plan, bool full_verifier_log, bool use_cache
     cache.log += stored.empty() ? fmt::format("program cache: stored {}\n", path)
                                 : "program cache: " + stored + "\n";
   }
-  LoadResult r = load_image(plan, *compiled.image);
+  LoadResult r = load_image(plan, *compiled.image, &maps);
   r.log = cache.log + compiled.log + r.log;
   if (!r.bpf && compiled.plain) {
     // The verifier refused the one-pass compile's program (or a map could not be created):

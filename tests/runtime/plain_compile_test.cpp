@@ -113,6 +113,19 @@ TEST_CASE("every golden program's plain C compiles in one pass into an image tha
         CHECK(stacks->value_size == 127 * 8);
       }
     }
+    // The Plan names the maps the image has, with the same attributes (map_precreation.h
+    // creates them from the Plan while the program compiles).
+    REQUIRE(plan->maps.size() == image->maps.size());
+    for (const auto& pm : plan->maps) {
+      CAPTURE(pm.name);
+      const ImageMap* im = map_named(*image, pm.name);
+      REQUIRE(im != nullptr);
+      CHECK(im->type == pm.type);
+      CHECK(im->key_size == pm.key_size);
+      CHECK(im->value_size == pm.value_size);
+      CHECK(im->flags == pm.flags);
+      CHECK(im->max_entries == (pm.type == BPF_MAP_TYPE_PERF_EVENT_ARRAY ? 7 : pm.max_entries));
+    }
     // Every map reference is an ld_imm64 of a map fd (to be written in), naming a map.
     for (const auto& f : image->functions) {
       CHECK(f.code.size() % 8 == 0);

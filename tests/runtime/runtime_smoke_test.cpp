@@ -1,6 +1,7 @@
 // The runtime against the real kernel, with hand-written Plans (no compiler involved): load,
 // attach, count getppid() calls made by this process, read and clear maps, stream events, run a
 // whole plan with stop_after, and detach fast. Needs root; skipped with a message otherwise.
+#include <bpf/bpf.h>
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <linux/bpf.h>
@@ -20,6 +21,7 @@
 #include "runtime/collector.h"
 #include "runtime/detach.h"
 #include "runtime/loader.h"
+#include "runtime/map_precreation.h"
 #include "runtime/map_reader.h"
 #include "runtime/session.h"
 #include "runtime/stream.h"
@@ -669,4 +671,33 @@ TEST_CASE("root: Ctrl-C ends run_plan with a final print of every aggregating qu
   CHECK(out.find("\"query\":\"bypid\"") != std::string::npos);
   CHECK(out.find("\"query\":\"total\"") != std::string::npos);
   std::remove(path.c_str());
+}
+
+TEST_CASE("root: maps created ahead are handed over only with every attribute equal") {
+  if (!can_load_bpf()) return;
+  std::vector<PlanMap> maps = {{"pre_vals", BPF_MAP_TYPE_PERCPU_HASH, 16, 8, 1024, 0},
+                               {"pre_events", BPF_MAP_TYPE_PERF_EVENT_ARRAY, 4, 4, 0, 0},
+                               {"pre_start", BPF_MAP_TYPE_TASK_STORAGE, 4, 8, 0, BPF_F_NO_PREALLOC}};
+  MapPrecreation pre(maps, 3);
+  ImageMap vals = image_map_of(maps[0], 3);
+  ImageMap other = vals;
+  other.max_entries = 2048;
+  CHECK(pre.take(other) == -1);  // another size: created by the loader instead
+  int fd = pre.take(vals);
+  REQUIRE(fd >= 0);
+  bpf_map_info info{};
+  uint32_t len = sizeof info;
+  REQUIRE(bpf_obj_get_info_by_fd(fd, &info, &len) == 0);
+  CHECK(info.type == BPF_MAP_TYPE_PERCPU_HASH);
+  CHECK(info.key_size == 16);
+  CHECK(info.max_entries == 1024);
+  close(fd);
+  CHECK(pre.take(vals) == -1);  // handed over once
+  ImageMap events = image_map_of(maps[1], 3);
+  CHECK(events.max_entries == 3);  // one per possible CPU
+  int events_fd = pre.take(events);
+  CHECK(events_fd >= 0);
+  if (events_fd >= 0) close(events_fd);
+  // A map that needs BTF is left to the loader.
+  CHECK(pre.take(image_map_of(maps[2], 3)) == -1);
 }
