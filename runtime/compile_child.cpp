@@ -19,6 +19,7 @@
 #include <csignal>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "runtime/bpf_elf.h"
@@ -329,17 +330,12 @@ CompileOutcome compile_with_compiler(const Plan& plan, bool full_verifier_log, C
   } else {
     note = "compiling with libbcc (" + std::string(why_libbcc(plan)) + ")\n";
   }
-  CompileOutcome r;
-  if (leak_libbcc) {
-    // Never destroyed: tearing libbcc's module down would only delay the reply; exit frees
-    // it. No "rw engine": libbcc would JIT a text reader and writer for every map's key and
-    // value, for its table API's string conversions, which bpfql never uses.
-    auto* bpf = new ebpf::BPF(0, nullptr, /*rw_engine_enabled=*/false);
-    r = compile_with(*bpf, plan, full_verifier_log);
-  } else {
-    ebpf::BPF bpf(0, nullptr, /*rw_engine_enabled=*/false);
-    r = compile_with(bpf, plan, full_verifier_log);
-  }
+  // No "rw engine": libbcc would JIT a text reader and writer for every map's key and value,
+  // for its table API's string conversions, which bpfql never uses.
+  auto bpf = std::make_unique<ebpf::BPF>(0, nullptr, /*rw_engine_enabled=*/false);
+  CompileOutcome r = compile_with(*bpf, plan, full_verifier_log);
+  // In the child, never destroyed: tearing libbcc's module down would only delay the reply.
+  if (leak_libbcc) (void)bpf.release();
   r.log = note + r.log;
   return r;
 }
