@@ -659,7 +659,7 @@ def lifecycle(cfg, make_tracer, steady_after=2.0):
         "peak_mb": peak_kb / 1024.0,
         "hwm_mb": hwm_kb / 1024.0,   # the tracer process alone
         # wait4's ru_maxrss: the largest of the process and the children it reaped (bpfql's
-        # compile child on a cold start)
+        # compile helper on a cold start)
         "maxrss_mb": tracer.rusage.ru_maxrss / 1024.0 if tracer.rusage else None,
         "sigint_exit_ms": tracer.ms(tracer.t_sigint, tracer.t_exit),
         "sigint_detached_ms": tracer.ms(tracer.t_sigint, tracer.t_detached),

@@ -32,7 +32,9 @@ A query file:
   interval: 5s
 
 Environment: BPFQL_CACHE_DIR (compiled programs; default /var/cache/bpfql, root-owned only),
-BPFQL_COMPILER=libbcc (compile with libbcc instead of bpfql's one clang pass).
+BPFQL_COMPILER=libbcc (compile with libbcc instead of bpfql's one clang pass),
+BPFQL_LIBEXEC_DIR (where bpfql-compile-plain and bpfql-compile-libbcc are; default: next to
+bpfql, or its installed libexec/bpfql).
 
 Exit status: 0 success, 1 a runtime failure (load, verify, attach), 2 a usage or query error.)";
 

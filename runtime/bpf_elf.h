@@ -1,7 +1,7 @@
 // Reading the ELF object of a plain-C compile (runtime/clang_compile.h) into a ProgramImage: the
 // maps from their definitions in the "maps" section, each attached function's instructions from
 // its own "prog/NAME" section, and, from the relocations, which ld_imm64 names which map. The
-// same image libbcc's compile gives (compile_child.h), so everything after it (cache, loader)
+// same image libbcc's compile gives (compile_libbcc.h), so everything after it (cache, loader)
 // cannot tell the two apart.
 #pragma once
 

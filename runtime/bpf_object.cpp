@@ -126,20 +126,4 @@ std::vector<int> BpfObject::fds() const {
   return out;
 }
 
-ebpf::BPFTable BpfObject::get_table(const std::string& name) const {
-  auto& desc = table_descs_[name];
-  if (!desc) {
-    auto it = maps_.find(name);
-    if (it == maps_.end()) {
-      desc = std::make_unique<ebpf::TableDesc>();
-    } else {
-      const ImageMap& m = it->second.info;
-      desc = std::make_unique<ebpf::TableDesc>(
-          name, ebpf::FileDesc(dup(it->second.fd)), static_cast<int>(m.type), m.key_size,
-          m.value_size, m.max_entries, static_cast<int>(m.flags));
-    }
-  }
-  return ebpf::BPFTable(*desc);
-}
-
 }  // namespace bpfql

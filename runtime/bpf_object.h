@@ -1,10 +1,8 @@
 // The kernel objects of a loaded Plan, owned by the session's process as plain fds: the maps
 // (created here from a ProgramImage, not by libbcc) and one verified program per attached
 // function. Everything after loading (attach, map reads, perf buffers, stacks, detach) works
-// from these fds; libbcc's compiler never runs in this process (see compile_child.h).
+// from these fds; no compiler runs in this process (see compile_child.h).
 #pragma once
-
-#include <bcc/BPF.h>
 
 #include <map>
 #include <memory>
@@ -49,11 +47,6 @@ class BpfObject {
   // Every fd this object holds (maps, then programs).
   std::vector<int> fds() const;
 
-  // The map as a libbcc table, for tests and benchmarks that fill or inspect maps through
-  // libbcc's table API. Like libbcc's own, the table refers to a descriptor this object owns:
-  // it must not outlive the object.
-  ebpf::BPFTable get_table(const std::string& name) const;
-
  private:
   struct Map {
     int fd = -1;
@@ -69,7 +62,6 @@ class BpfObject {
   std::string license_;
   uint32_t kern_version_ = 0;
   int btf_fd_ = -1;  // the maps' BTF, when a map type needs it
-  mutable std::map<std::string, std::unique_ptr<ebpf::TableDesc>> table_descs_;  // get_table's
 };
 
 }  // namespace bpfql

@@ -2,7 +2,8 @@
 // pass: no kernel headers (the program brings its own prelude, compiler/c_prelude.h), no
 // rewriting, -O2 for the BPF target. libbcc needs three passes over the C and ~90 kernel headers
 // for the same program (its tracepoint pass, its rewriter, then the compile); this one takes
-// ~5-10 ms. The clang and LLVM it runs are the ones libbcc already brings into the process.
+// ~5-10 ms. It runs in bpfql-compile-plain (compile_plain.h), which links clang and LLVM in
+// statically; the unit tests link the same code against the shared libraries libbcc uses.
 #pragma once
 
 #include <expected>

@@ -1,4 +1,4 @@
-// Host checks, compile (in a child, or from the cache), create maps, verify (see loader.h).
+// Host checks, compile (in a helper process, or from the cache), create maps, verify (see loader.h).
 #include "runtime/loader.h"
 
 #include <bpf/libbpf.h>
@@ -56,7 +56,7 @@ LoadResult load_image(const Plan& plan, const ProgramImage& compiled,
     r.error = object.error().message;
   } else {
     const auto& [function, reason] = object.error();
-    r.error = verifier_failure_message(query_of(plan, function), function, reason, r.log);
+    r.error = verifier_failure_message(query_of(plan, function).name, function, reason, r.log);
   }
   return r;
 }
@@ -97,19 +97,6 @@ std::optional<std::string> check_host(const Plan& plan) {
       if (a.pid >= 0)
         if (std::string missing = missing_process(a.pid); !missing.empty()) return missing;
   return std::nullopt;
-}
-
-std::vector<ebpf::USDT> usdt_probes(const Plan& plan) {
-  std::vector<ebpf::USDT> out;
-  for (const auto& q : plan.queries)
-    for (const auto& a : q.attaches) {
-      if (a.kind != ProbeKind::Usdt) continue;
-      if (a.pid >= 0)
-        out.emplace_back(a.binary, a.pid, a.provider, a.usdt_name, a.function);
-      else
-        out.emplace_back(a.binary, a.provider, a.usdt_name, a.function);
-    }
-  return out;
 }
 
 namespace {

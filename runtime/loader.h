@@ -1,11 +1,9 @@
-// Loading a Plan: host checks (root, kernel headers, tracefs), compiling the C with libbcc in a
-// child process (compile_child.h; with the USDT probes it uses) or taking the compiled program
+// Loading a Plan: host checks (root, kernel headers, tracefs), compiling the C in a helper
+// process (compile_child.h) or taking the compiled program
 // from the program cache (program_cache.h), then creating the maps and running the verifier on
 // every function the Plan attaches in this process (bpf_object.h), so that a rejection is
 // reported for its query before anything is attached.
 #pragma once
-
-#include <bcc/BPF.h>
 
 #include <memory>
 #include <optional>
@@ -24,9 +22,6 @@ std::optional<std::string> kernel_headers_problem(const Plan& plan, const std::s
                                                   const std::string& modules_dir = "/lib/modules");
 // The first of those checks, which needs no Plan: not root.
 std::optional<std::string> check_privileges();
-
-// The USDT probes the Plan attaches, in the form libbcc's init() takes them.
-std::vector<ebpf::USDT> usdt_probes(const Plan& plan);
 
 struct LoadResult {
   std::unique_ptr<BpfObject> bpf;  // null on failure

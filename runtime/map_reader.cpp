@@ -2,6 +2,7 @@
 #include "runtime/map_reader.h"
 
 #include <bcc/libbpf.h>
+#include <bpf/libbpf.h>
 #include <fmt/format.h>
 #include <linux/bpf.h>
 #include <unistd.h>
@@ -55,7 +56,7 @@ MapReader::~MapReader() {
 }
 
 std::string MapReader::open(const BpfObject& bpf, const Plan& plan) {
-  ncpus_ = static_cast<uint32_t>(ebpf::BPFTable::get_possible_cpu_count());
+  ncpus_ = static_cast<uint32_t>(std::max(libbpf_num_possible_cpus(), 1));
   for (const auto& q : plan.queries) {
     for (const auto& e : expected_maps(q)) {
       if (maps_.count(e.name)) continue;

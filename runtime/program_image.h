@@ -1,6 +1,6 @@
 // A compiled Plan as plain data: the maps to create and each attached function's instructions,
 // with the ld_imm64 instructions that name a map recorded instead of holding a map fd. The
-// compile child (compile_child.h) produces it with libbcc; the session's own process creates the
+// compile helpers (compile_child.h) produce it; the session's own process creates the
 // maps and loads the programs from it (bpf_object.h), and the program cache (program_cache.h)
 // stores it. Encoded with a checksum and the cache key it was built for, so that a truncated,
 // corrupt or mismatched file is refused instead of loaded.

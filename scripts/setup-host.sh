@@ -14,8 +14,10 @@ packages=(
   libbpfcc-dev bpfcc-tools libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   doctest-dev nlohmann-json3-dev libcpp-httplib-dev
   linux-headers-amd64 systemtap-sdt-dev bpftool libbpf-dev python3 bpftrace
-  # runtime/clang_compile.cpp: clang's and LLVM's C++ API (the libraries libbcc already uses)
-  libclang-14-dev libclang-cpp14-dev llvm-14-dev
+  # bpfql-compile-plain: clang's and LLVM's C++ API, linked statically (libclang-cpp14-dev for
+  # the unit tests, which link the shared libraries libbcc uses; libpolly-14-dev: LLVM 14's
+  # static pass registry names Polly)
+  libclang-14-dev libclang-cpp14-dev llvm-14-dev libpolly-14-dev
   # scripts/ci-extra.sh: the compiler fuzzer and the ASan+UBSan unit tests. clang-19 is the first
   # Debian 12 clang that both ships libFuzzer and compiles libstdc++ 12's <expected>; llvm-19
   # symbolizes the reports.

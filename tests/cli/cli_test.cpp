@@ -297,6 +297,36 @@ TEST_CASE("--help explains the commands and shows examples") {
   for (const char* command : {"run", "check", "compile", "list"}) CHECK(text.find(command) != std::string::npos);
   CHECK(run.out.find("BPFQL_CACHE_DIR") != std::string::npos);
   CHECK(run.out.find("BPFQL_COMPILER=libbcc") != std::string::npos);
+  CHECK(run.out.find("BPFQL_LIBEXEC_DIR") != std::string::npos);
+}
+
+TEST_CASE("bpfql itself loads no compiler: clang, LLVM and libbcc's compiler are in its helpers") {
+  // ~27 ms of every start and ~55 MB of memory (runtime/compile_child.h).
+  Completed ldd = run_to_completion({"/usr/bin/ldd", BPFQL_BINARY}, std::chrono::seconds(20));
+  INFO("ldd:\n" << ldd.out << ldd.err);
+  REQUIRE(ldd.status.exited_with(0));
+  CHECK(ldd.out.find("libbcc_bpf.so") != std::string::npos);
+  for (const char* lib : {"libLLVM", "libclang", "libbcc.so"})
+    CHECK_MESSAGE(ldd.out.find(lib) == std::string::npos, lib);
+}
+
+TEST_CASE("run without the compile helpers is an error naming what is missing and where") {
+  if (!root_with_tracefs()) return;
+  std::string query = BPFQL_INTEGRATION_QUERY_DIR "/getppid-count.yml";
+  Completed run = bpfql({"run", query, "-p", "pid=1", "--no-cache", "--stop-after", "1s"},
+                        {.env = {{"BPFQL_LIBEXEC_DIR", "/nonexistent/bpfql-helpers"}}});
+  INFO("stderr:\n" << run.err);
+  CHECK(run.status.exited_with(1));
+  CHECK(run.err.find("cannot find bpfql-compile-plain") != std::string::npos);
+  CHECK(run.err.find("/nonexistent/bpfql-helpers") != std::string::npos);
+  CHECK(run.err.find("Tracing") == std::string::npos);
+}
+
+TEST_CASE("a compile helper run by hand says what it is") {
+  std::string helper = fs::path(BPFQL_BINARY).parent_path() / "bpfql-compile-plain";
+  Completed run = run_to_completion({helper, "--help"}, std::chrono::seconds(20));
+  CHECK(run.status.exited_with(2));
+  CHECK(run.err.find("a part of bpfql") != std::string::npos);
 }
 
 TEST_CASE("--version prints the version") {

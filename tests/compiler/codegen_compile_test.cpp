@@ -21,7 +21,7 @@
 #include "runtime/bpf_elf.h"
 #include "runtime/bpf_object.h"
 #include "runtime/clang_compile.h"
-#include "runtime/compile_child.h"
+#include "runtime/compile_request.h"
 #include "runtime/kernel_btf.h"
 #include "support/check_helpers.h"
 

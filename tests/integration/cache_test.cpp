@@ -1,4 +1,4 @@
-// The program cache end to end: the first run of a query compiles it with libbcc (in a child
+// The program cache end to end: the first run of a query compiles it (in a helper
 // process) and stores it; the next run loads the stored program and does not run libbcc at all
 // (bpfql -v says "program cache: hit ... (libbcc not run)", and the miss/compile line is absent),
 // and both count exactly the same events. USDT too: libbcc's argument readers come from the

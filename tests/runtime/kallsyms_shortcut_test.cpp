@@ -6,7 +6,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
-#include "runtime/compile_child.h"
+#include "runtime/compile_libbcc.h"
 
 using namespace bpfql;
 
@@ -47,7 +47,7 @@ int q0_p0(void *ctx) {
   q.attaches = {a};
   plan.queries = {q};
   int before = KallsymsShortcut::answered();
-  CompileOutcome outcome = compile_here(plan, false);
+  CompileOutcome outcome = compile_libbcc(compile_request(plan, false));
   REQUIRE_MESSAGE(outcome.image.has_value(), outcome.error << "\n" << outcome.log);
   CHECK(KallsymsShortcut::answered() == before + 1);
   REQUIRE(outcome.image->functions.size() == 1);

@@ -14,6 +14,7 @@
 #include "runtime/bpf_elf.h"
 #include "runtime/clang_compile.h"
 #include "runtime/compile_child.h"
+#include "runtime/compile_request.h"
 #include "support/check_helpers.h"
 
 namespace fs = std::filesystem;

@@ -1,10 +1,10 @@
-// ProgramImage encoding (program_image.h), the compile child's reply (compile_child.h), and the
-// map references taken out of / put back into instructions. Pure: no kernel needed.
+// ProgramImage encoding (program_image.h), the compile helpers' requests and replies
+// (compile_request.h), and the map references taken out of / put back into instructions. Pure: no kernel needed.
 #include <doctest/doctest.h>
 
 #include <cstring>
 
-#include "runtime/compile_child.h"
+#include "runtime/compile_request.h"
 #include "runtime/program_image.h"
 
 using namespace bpfql;
@@ -140,7 +140,64 @@ TEST_CASE("an fd that is no map of the program, or a BTF id, cannot be carried o
   CHECK(refs.error().find("kind 3") != std::string::npos);
 }
 
-TEST_CASE("the compile child's reply carries an image, or an error and the log") {
+TEST_CASE("a compile request travels whole to the helper, and a cut one is refused") {
+  CompileRequest request;
+  request.c_plain = "int f(void *ctx) { return 0; }";
+  request.c_source = std::string("with a NUL \0 inside", 20);
+  request.functions = {{"q0_p0", 2, "top"}, {"q1_p0", 17, "lat"}};
+  request.usdt = {{"/usr/bin/python3.11", 4242, "python", "function__entry", "q1_p0"},
+                  {"/opt/app", -1, "app", "tick", "q2_p0"}};
+  request.full_verifier_log = true;
+  auto back = decode_request(encode_request(request));
+  REQUIRE(back);
+  CHECK(back->c_plain == request.c_plain);
+  CHECK(back->c_source == request.c_source);
+  REQUIRE(back->functions.size() == 2);
+  CHECK(back->functions[1].name == "q1_p0");
+  CHECK(back->functions[1].prog_type == 17);
+  CHECK(back->functions[1].query == "lat");
+  REQUIRE(back->usdt.size() == 2);
+  CHECK(back->usdt[0].pid == 4242);
+  CHECK(back->usdt[1].pid == -1);
+  CHECK(back->usdt[1].function == "q2_p0");
+  CHECK(back->full_verifier_log);
+
+  std::string bytes = encode_request(request);
+  for (size_t n = 0; n < bytes.size(); n += 5)
+    CHECK(!decode_request(std::string_view(bytes).substr(0, n)));
+  CHECK(!decode_request(bytes + "x"));
+  CHECK(!decode_outcome(bytes));  // a request is no reply
+}
+
+TEST_CASE("a compile request lists each attached function once, with its query, and the USDT probes") {
+  Plan plan;
+  PlanQuery q1;
+  q1.name = "calls";
+  PlanAttach usdt;
+  usdt.kind = ProbeKind::Usdt;
+  usdt.function = "q0_p0";
+  usdt.binary = "/usr/bin/python3.11";
+  usdt.provider = "python";
+  usdt.usdt_name = "function__entry";
+  usdt.pid = 7;
+  q1.attaches = {usdt};
+  PlanQuery q2;
+  q2.name = "again";
+  q2.attaches = {usdt};  // the same function attached by a second query
+  plan.queries = {q1, q2};
+  plan.c_plain = "";
+  plan.c_source = "source";
+  CompileRequest r = compile_request(plan, false);
+  REQUIRE(r.functions.size() == 1);
+  CHECK(r.functions[0].query == "calls");
+  CHECK(r.functions[0].prog_type == program_type_of(ProbeKind::Usdt));
+  REQUIRE(r.usdt.size() == 2);
+  CHECK(r.usdt[0].pid == 7);
+  CHECK(r.c_source == "source");
+  CHECK(!r.full_verifier_log);
+}
+
+TEST_CASE("the compile helper's reply carries an image, or an error and the log") {
   CompileOutcome ok;
   ok.image = sample();
   ok.log = "warning: something\n";

@@ -2,6 +2,8 @@
 // attach, count getppid() calls made by this process, read and clear maps, stream events, run a
 // whole plan with stop_after, and detach fast. Needs root; skipped with a message otherwise.
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <bcc/libbpf.h>
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <linux/bpf.h>
@@ -460,9 +462,9 @@ TEST_CASE("root: without batch operations, iteration reads and deletes every ent
   MapReader maps;
   REQUIRE(maps.open(*loaded.bpf, plan) == "");
   maps.disable_batch();
-  const uint32_t ncpus = static_cast<uint32_t>(ebpf::BPFTable::get_possible_cpu_count());
-  ebpf::BPFTable table = loaded.bpf->get_table("q0_values");
-  REQUIRE(fill(table.get_fd(), 3000, ncpus) == 0);
+  const uint32_t ncpus = static_cast<uint32_t>(libbpf_num_possible_cpus());
+  int table = loaded.bpf->map_fd("q0_values");
+  REQUIRE(fill(table, 3000, ncpus) == 0);
 
   plan.queries[0].cumulative = true;  // first a read that keeps the entries
   auto rows = build_rows(plan.queries[0], maps.read(plan.queries[0]), {});
@@ -473,7 +475,7 @@ TEST_CASE("root: without batch operations, iteration reads and deletes every ent
   CHECK(wrong_rows(rows, ncpus) == 0);
   CHECK(!maps.used_batch());
   uint64_t next_key = 0;
-  CHECK(bpf_get_next_key(table.get_fd(), nullptr, &next_key) != 0);
+  CHECK(bpf_get_next_key(table, nullptr, &next_key) != 0);
 }
 
 TEST_CASE("root: batch reads return and delete every entry of a 100k-key per-CPU hash") {
@@ -483,10 +485,10 @@ TEST_CASE("root: batch reads return and delete every entry of a 100k-key per-CPU
   REQUIRE_MESSAGE(loaded.bpf, loaded.error);
   MapReader maps;
   REQUIRE(maps.open(*loaded.bpf, plan) == "");
-  const uint32_t ncpus = static_cast<uint32_t>(ebpf::BPFTable::get_possible_cpu_count());
-  ebpf::BPFTable table = loaded.bpf->get_table("q0_values");  // its fd lives as long as it does
+  const uint32_t ncpus = static_cast<uint32_t>(libbpf_num_possible_cpus());
+  int table = loaded.bpf->map_fd("q0_values");
   constexpr uint64_t kKeys = 100'000;
-  REQUIRE(fill(table.get_fd(), kKeys, ncpus) == 0);
+  REQUIRE(fill(table, kKeys, ncpus) == 0);
 
   auto t0 = std::chrono::steady_clock::now();
   QuerySnapshot s = maps.read(plan.queries[0]);
@@ -498,7 +500,7 @@ TEST_CASE("root: batch reads return and delete every entry of a 100k-key per-CPU
   REQUIRE(s.values.count() == kKeys);
   CHECK(wrong_rows(build_rows(plan.queries[0], s, {}), ncpus) == 0);
   uint64_t next_key = 0;
-  CHECK(bpf_get_next_key(table.get_fd(), nullptr, &next_key) != 0);  // empty after the read
+  CHECK(bpf_get_next_key(table, nullptr, &next_key) != 0);  // empty after the read
 }
 
 // A function of this test binary for uprobes to hit; noinline and extern "C" so its symbol is

@@ -21,7 +21,8 @@ inline ExprPtr node(decltype(Expr::node) n, Type type, std::string text = "") {
 }
 
 inline ExprPtr integer(uint64_t value) {
-  return node(IntLiteral{value}, Type::integer(64, false), std::to_string(value));
+  return node(IntLiteral{.value = value, .from_param = false, .decimal = {}},
+              Type::integer(64, false), std::to_string(value));
 }
 inline ExprPtr string(std::string value) {
   int size = static_cast<int>(value.size()) + 1;
