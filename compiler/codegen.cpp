@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <vector>
+
 #include "compiler/c_names.h"
 #include "compiler/c_prelude.h"
 #include "compiler/codegen_function.h"
@@ -54,10 +57,18 @@ PlanAttach attach_of(const CheckedQuery& q, const ProbeRef& probe, const std::st
   return a;
 }
 
-// One function per probe: writes it and records how the runtime attaches it.
+// The functions of one query so far: their names by sharing key (FunctionGen::sharing_key), and
+// how many more probes each one is attached to.
+struct SharedFunctions {
+  std::map<std::string, std::string> by_key;
+  std::map<std::string, int> more_probes;
+};
+
+// One function per probe: writes it and records how the runtime attaches it. A function equal to
+// one the query already has is not written again (""): the probe attaches that one.
 Result<std::string> probe_function(const CheckedQuery& q, const QueryLayout& layout,
                                    ProgramState& state, const ProbeRef& probe, int index, Role role,
-                                   PlanQuery& plan) {
+                                   PlanQuery& plan, SharedFunctions& shared) {
   ProbeEnv env;
   env.probe = &probe;
   env.index = index;
@@ -83,9 +94,15 @@ Result<std::string> probe_function(const CheckedQuery& q, const QueryLayout& lay
   codegen::FunctionGen gen(q, layout, state, env);
   auto text = gen.generate();
   if (!text) return text;
-  plan.attaches.push_back(attach_of(q, probe, env.function));
+  auto [it, first] = shared.by_key.emplace(gen.sharing_key(), env.function);
+  plan.attaches.push_back(attach_of(q, probe, it->second));
   plan.attaches.back().raw_tracepoint_ok =
       probe.kind == ProbeKind::Tracepoint && gen.raw_tracepoint_ok();
+  if (!first) {
+    ++shared.more_probes[it->second];
+    return std::string();
+  }
+  if (env.tracepoint) state.tracepoints_used.insert(probe.format->category + ":" + probe.format->name);
   return text;
 }
 
@@ -95,21 +112,37 @@ Result<std::string> query_program(const CheckedQuery& q, int index, ProgramState
   auto layout = codegen::layout_query(q, index);
   if (!layout) return std::unexpected(layout.error());
   plan = codegen::plan_query(q, *layout);
-  std::string functions;
+  SharedFunctions shared;
+  std::vector<std::pair<std::string, std::string>> written;  // function name, text
+  auto add = [&](const std::string& text) {
+    if (!text.empty()) written.emplace_back(plan.attaches.back().function, text);
+  };
   if (q.span) {
     if (q.span->begin.empty() || !q.span->key)
       return error_at(q.loc, fmt::format("span query '{}' has no begin probe or key", q.name));
     for (size_t k = 0; k < q.span->begin.size(); ++k) {
       auto f = probe_function(q, *layout, state, q.span->begin[k], static_cast<int>(k),
-                              Role::SpanBegin, plan);
+                              Role::SpanBegin, plan, shared);
       if (!f) return f;
-      functions += "\n" + *f;
+      add(*f);
     }
   }
   for (size_t k = 0; k < q.probes.size(); ++k) {
-    auto f = probe_function(q, *layout, state, q.probes[k], static_cast<int>(k), Role::Main, plan);
+    auto f = probe_function(q, *layout, state, q.probes[k], static_cast<int>(k), Role::Main, plan,
+                            shared);
     if (!f) return f;
-    functions += "\n" + *f;
+    add(*f);
+  }
+  std::string functions;
+  for (auto& [name, text] : written) {
+    if (int more = shared.more_probes[name]; more > 0) {  // on its opening comment
+      size_t end = text.find(" */\n");
+      text = text.substr(0, end) +
+             fmt::format(" and {} more probe{} of the query: the same program", more,
+                         more == 1 ? "" : "s") +
+             text.substr(end);
+    }
+    functions += "\n" + text;
   }
   return codegen::query_declarations(q, *layout, state.dialect, state.maps) + functions;
 }
@@ -166,7 +199,7 @@ Result<std::string> program_text(const CheckedProgram& program, codegen::Dialect
     c += "struct bpf_perf_event_data;\n";
   if (!state.helpers.empty()) c += "\n" + codegen::helper_definitions(state.helpers);
   for (const auto& name : state.tracepoint_order)
-    c += "\n" + state.tracepoints.at(name).declaration;
+    if (state.tracepoints_used.count(name)) c += "\n" + state.tracepoints.at(name).declaration;
   return c + queries;
 }
 

@@ -3,6 +3,8 @@
 // is 64-bit, and a comparison is signed when either side is.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "compiler/c_names.h"
 #include "compiler/codegen_function.h"
 
@@ -62,9 +64,17 @@ std::string FunctionGen::cached(const std::string& name, const std::string& decl
 
 CValue FunctionGen::runtime_constant(uint64_t value, const std::string& source) {
   auto& constants = program_.constants;
-  if (constants.size() >= kRuntimeConstantSlots) return literal(value);
-  uint64_t marker = kRuntimeConstantMagic | constants.size();
-  constants.push_back(PlanConstant{value, source});
+  // One slot per value and source: the functions a wildcard generates stay the same text (and
+  // are shared, sharing_key()), and slots last longer.
+  auto same = std::find_if(constants.begin(), constants.end(), [&](const PlanConstant& c) {
+    return c.value == value && c.source == source;
+  });
+  size_t slot = static_cast<size_t>(same - constants.begin());
+  if (same == constants.end()) {
+    if (constants.size() >= kRuntimeConstantSlots) return literal(value);
+    constants.push_back(PlanConstant{value, source});
+  }
+  uint64_t marker = kRuntimeConstantMagic | slot;
   use_helper(program_.helpers, CHelper::RuntimeConstant);
   return CValue{fmt::format("BPFQL_CONST({:#x} /* {} */)", marker, c_names::comment_text(source)),
                 Type::integer(64, false)};

@@ -89,6 +89,32 @@ Result<std::string> FunctionGen::generate() {
   return out;
 }
 
+std::string FunctionGen::sharing_key() const {
+  const ProbeRef& probe = *env_.probe;
+  std::string key = fmt::format("role {} kind {} raw {}\n", static_cast<int>(env_.role),
+                                static_cast<int>(probe.kind), raw_tracepoint_ok());
+  std::string body;
+  for (const auto& l : lines_) body += l + "\n";
+  if (probe.kind == ProbeKind::Tracepoint && env_.tracepoint) {
+    // syscalls' events load as tracepoint programs, others as raw ones (runtime program_type_of).
+    key += probe.format && probe.format->category == "syscalls" ? "syscalls\n" : "other\n";
+    const std::string& tag = env_.tracepoint->tag;
+    if (reads_record_ || body.find(tag) != std::string::npos) {
+      auto without = [](std::string text, const std::string& name) {
+        for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at))
+          text = text.substr(0, at) + "T" + text.substr(at + name.size());
+        return text;
+      };
+      auto untagged = [&](std::string text) { return without(std::move(text), tag); };
+      // The declaration names the struct, and the tracepoint in its comment.
+      std::string named = probe.format ? probe.format->category + ":" + probe.format->name : tag;
+      key += without(untagged(env_.tracepoint->declaration), named) + "\n";
+      body = untagged(std::move(body));
+    }
+  }
+  return key + body;
+}
+
 Result<void> FunctionGen::emit_main() {
   if (query_.span)
     if (auto r = emit_span_end_prologue(); !r) return r;

@@ -43,6 +43,12 @@ class FunctionGen {
   // After generate(): whether the function can run as a raw tracepoint (which the kernel calls
   // without building the record): it reads no field of the record and takes no kernel stack.
   bool raw_tracepoint_ok() const { return !reads_record_ && !kernel_stack_; }
+  // After generate(): two functions of a query with equal keys are the same program, so one is
+  // loaded and attached to both probes (a wildcard over 360 syscalls: one compile and one
+  // verifier run, not 360). The key holds all the program depends on: its role, probe kind and
+  // program type, its statements, and the layout of the record where it reads one (a
+  // tracepoint's struct, its name left out). The `probe` builtin makes keys differ.
+  std::string sharing_key() const;
 
  private:
   // Statements (codegen_function.cpp).

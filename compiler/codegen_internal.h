@@ -41,6 +41,7 @@ struct ProgramState {
   bool needs_perf_event = false;                        // profile, software, hardware
   std::map<std::string, TracepointStruct> tracepoints;  // by "category:name"
   std::vector<std::string> tracepoint_order;            // first use first
+  std::set<std::string> tracepoints_used;  // by a function the program keeps (not a shared one)
   std::set<std::string> tracepoint_tags;
   std::vector<PlanConstant> constants;  // run-time constants, by slot (plan.h)
   std::vector<PlanMap> maps;            // every map declared, in order

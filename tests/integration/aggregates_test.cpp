@@ -306,6 +306,18 @@ TEST_CASE("a wildcard probe attaches to every matching tracepoint") {
   CHECK(as_int(rows[0]["calls"]) == 100);
 }
 
+TEST_CASE("probes whose programs are the same share one, reading the record too") {
+  BPFQL_REQUIRE_ROOT();
+  std::string file = query_file("shared-exit.yml");
+  Completed compiled = run_to_completion({BPFQL_BINARY, "compile", file, "-p", "pid=1"}, milliseconds(20000));
+  CHECK(compiled.out.find("and 1 more probe of the query: the same program") != std::string::npos);
+  TraceRun run = trace({.queries = {file}, .workload = {"getppid", "40", "getpid", "60"}});
+  json rows = final_rows(run, "shared-exit");
+  REQUIRE(rows.size() == 1);
+  CHECK(as_int(rows[0]["calls"]) == 100);
+  CHECK(as_int(rows[0]["lowest"]) > 0);
+}
+
 TEST_CASE("sched_process_fork counted by the parent's pid field") {
   BPFQL_REQUIRE_ROOT();
   TraceRun run = trace({.queries = {query_file("forks.yml")}, .workload = {"fork", "25"}});

@@ -110,7 +110,7 @@ int q0_p0(struct tp_syscalls_sys_exit_read *args) {
   v->n++;  /* per-CPU: no atomics needed */
   v->sum1 += bpfql_sdiv(args->ret, (s64)BPFQL_CONST(0x9e3779b97f4a0002 /* $slow */));
   u64 zero64 = 0;
-  hk.slot = bpfql_hist_slot_s((args->ret * (s64)BPFQL_CONST(0x9e3779b97f4a0003 /* $slow */)));
+  hk.slot = bpfql_hist_slot_s((args->ret * (s64)BPFQL_CONST(0x9e3779b97f4a0002 /* $slow */)));
   u64 *c2 = q0_h2.lookup_or_try_init(&hk, &zero64);
   if (c2)
     (*c2)++;
