@@ -34,8 +34,8 @@ std::string identity(const std::string& path) {
                      st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
 }
 
-// The compiler libraries this process mapped: a package upgrade changes the generated code.
-std::string compiler_libraries() {
+// libbcc's libraries this process mapped (libbcc_bpf: its package is libbcc's).
+std::string mapped_libraries() {
   std::ifstream maps("/proc/self/maps");
   std::set<std::string> paths;
   for (std::string line; std::getline(maps, line);) {
@@ -48,6 +48,23 @@ std::string compiler_libraries() {
   }
   std::string out;
   for (const auto& p : paths) out += "lib " + identity(p) + "\n";
+  return out;
+}
+
+// The compiler that makes the program: its helper executable (bpfql-compile-plain has clang and
+// LLVM linked in), and for libbcc's, the shared libraries that helper loads. A rebuild or a
+// package upgrade can change the generated code.
+std::string compiler_identity(Compiler compiler) {
+  auto helper = helper_path(helper_name(compiler));
+  std::string out = "helper " + (helper ? identity(*helper) : std::string("missing")) + "\n";
+  if (compiler == Compiler::Libbcc) {
+    std::string_view libs = BPFQL_LIBBCC_SHARED_LIBRARIES;  // colon-separated, from CMake
+    for (size_t at = 0; at <= libs.size();) {
+      size_t end = std::min(libs.find(':', at), libs.size());
+      if (end > at) out += "lib " + identity(std::string(libs.substr(at, end - at))) + "\n";
+      at = end + 1;
+    }
+  }
   return out;
 }
 
@@ -75,7 +92,8 @@ std::expected<std::string, std::string> program_cache_key(const Plan& plan) {
   std::string key = "bpfql program image 1\nlibbcc " LIBBCC_VERSION "\ncflags";
   for (const auto& flag : compile_cflags()) key += " " + flag;
   key += "\n";
-  key += compiler_libraries();
+  key += mapped_libraries();
+  key += compiler_identity(compiler_for(plan));
   key += kernel();
   std::set<std::string> functions;
   for (const auto& q : plan.queries)

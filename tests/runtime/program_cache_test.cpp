@@ -115,6 +115,17 @@ TEST_CASE("the cache key covers the C, the probes and the machine; pid-bound USD
   CHECK(contains(*a, plan.c_source));
   CHECK(contains(*a, "libbcc "));
   CHECK(contains(*a, "kernel "));
+  // The compiler: counting_plan() has no plain C, so libbcc's helper and the libraries it loads.
+  CHECK(contains(*a, "helper "));
+  CHECK(contains(*a, "bpfql-compile-libbcc "));
+  CHECK(contains(*a, "libLLVM"));
+  CHECK(!contains(*a, "helper missing"));
+  Plan plain = plan;
+  plain.c_plain = "int f(void) { return 0; }";
+  auto p = program_cache_key(plain);
+  REQUIRE(p);
+  CHECK(contains(*p, "bpfql-compile-plain "));
+  CHECK(!contains(*p, "bpfql-compile-libbcc "));
   Plan other = plan;
   other.c_source += " ";
   CHECK(*program_cache_key(other) != *a);
