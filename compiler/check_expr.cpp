@@ -101,10 +101,12 @@ class ExprChecker {
       case ParamType::Int:
       case ParamType::Duration:
         if (value.num >= 0) {
-          e.node = IntLiteral{static_cast<uint64_t>(value.num), true};
+          e.node = IntLiteral{
+              .value = static_cast<uint64_t>(value.num), .from_param = true, .decimal = {}};
         } else {
           auto magnitude = std::make_unique<Expr>();
-          magnitude->node = IntLiteral{0 - static_cast<uint64_t>(value.num), true};
+          magnitude->node = IntLiteral{
+              .value = 0 - static_cast<uint64_t>(value.num), .from_param = true, .decimal = {}};
           magnitude->loc = e.loc;
           magnitude->text = e.text;
           e.node = Unary{UnaryOp::Neg, std::move(magnitude)};
@@ -348,6 +350,8 @@ class ExprChecker {
         e.type = Type::boolean();
         return {};
       case BinaryOp::Eq: case BinaryOp::Ne:
+        if (auto ok = probe_name_as_index(*b.lhs, *b.rhs); !ok) return ok;
+        if (auto ok = probe_name_as_index(*b.rhs, *b.lhs); !ok) return ok;
         if (auto ok = check_comparable(e, *b.lhs, *b.rhs); !ok) return ok;
         e.type = Type::boolean();
         return {};
@@ -454,6 +458,28 @@ class ExprChecker {
     return {};
   }
 
+  // `probe` is the index of the probe that fired, printed as its spec: a string compared with
+  // it (`probe == "tracepoint:syscalls:sys_enter_write"`, or without the kind,
+  // "syscalls:sys_enter_write") names one of the probes and becomes that index.
+  Result<void> probe_name_as_index(const Expr& probe, Expr& name) {
+    const auto* ref = probe.as<BuiltinRef>();
+    const auto* lit = name.as<StringLiteral>();
+    if (!ref || ref->which != Builtin::Probe || !lit) return {};
+    std::vector<std::string> specs;
+    for (size_t i = 0; i < probes_.size(); ++i) {
+      const std::string& spec = probes_[i].spec;
+      size_t colon = spec.find(':');
+      if (lit->value == spec || (colon != std::string::npos && lit->value == spec.substr(colon + 1))) {
+        name.node = IntLiteral{.value = i, .from_param = false, .decimal = {}};
+        name.type = Type::integer(32, false);
+        return {};
+      }
+      specs.push_back(spec);
+    }
+    return error_at(name.loc, fmt::format("\"{}\" is not a probe of this query{}", lit->value,
+                                          did_you_mean(lit->value, specs)));
+  }
+
   Result<void> check_comparable(const Expr& whole, const Expr& lhs, const Expr& rhs) {
     const Type& l = lhs.type;
     const Type& r = rhs.type;
@@ -508,6 +534,7 @@ class ExprChecker {
     for (auto& item : in.items) {
       if (in.value->type.is_string()) take_word_as_string(*item);
       if (auto r = check(*item, depth + 1); !r) return r;
+      if (auto ok = probe_name_as_index(*in.value, *item); !ok) return ok;
       if (auto ok = check_comparable(*item, *in.value, *item); !ok) return ok;
     }
     e.type = Type::boolean();

@@ -37,11 +37,13 @@ struct PlainValue {
   ExprPtr expr;
   Display display = Display::None;
   SourceLoc loc;
+  bool aliased = false;  // named with `as`
 };
 
 Result<PlainValue> check_plain(SelectItem item, ExprScope scope) {
   PlainValue value;
   value.name = item.name();
+  value.aliased = item.alias.has_value();
   value.loc = item.expr->loc;
   ExprPtr expr = std::move(item.expr);
   if (auto* call = expr->as<Call>()) {
@@ -262,6 +264,17 @@ Result<void> check_select(const QuerySpec& spec, const ExprScope& scope, Checked
     if (text.text == "*") return error_at(text.loc, "'*' must be the only select item");
     auto item = parse_select_item(text.text, text.loc);
     if (!item) return std::unexpected(item.error());
+    // A group_by alias names its key in select too (`group_by: args.count as size`, then
+    // `select: [size, count()]`).
+    auto aliased_key = std::find_if(out.keys.begin(), out.keys.end(), [&](const KeyItem& k) {
+      return k.name == item->expr->text && k.name != k.expr->text;
+    });
+    if (aliased_key != out.keys.end()) {
+      slots.push_back({false, plain.size()});
+      plain.push_back(PlainValue{item->name(), clone_expr(*aliased_key->expr), aliased_key->display,
+                                 item->expr->loc, item->alias.has_value()});
+      continue;
+    }
     if (auto kind = aggregate_kind(*item->expr)) {
       auto agg = check_aggregate(std::move(*item), *kind, scope);
       if (!agg) return std::unexpected(agg.error());
@@ -307,6 +320,9 @@ Result<void> check_select(const QuerySpec& spec, const ExprScope& scope, Checked
                                                value.name) +
                                        did_you_mean(value.name, key_names));
       }
+      // The select item's name is the column's (spec: a row's keys are the item names): its
+      // alias wins over the group_by key's.
+      if (value.aliased && !key_selected[key - out.keys.begin()]) key->name = value.name;
       key_selected[key - out.keys.begin()] = true;
       select_columns.push_back(key->name);
     }

@@ -131,6 +131,43 @@ group_by: probe
   CHECK(q.keys.at(0).display == b::Display::Probe);
 }
 
+TEST_CASE("a string compared with `probe` names one of the query's probes: its index") {
+  auto program = check_yaml(R"(
+probe: [tracepoint:syscalls:sys_enter_read, tracepoint:syscalls:sys_enter_write]
+where: probe == "tracepoint:syscalls:sys_enter_write" || probe in ("syscalls:sys_enter_read")
+select: count()
+)");
+  REQUIRE_MESSAGE(program, program.error().message);
+  const auto& where = *program->queries[0].filters.at(0);
+  const auto& either = std::get<b::Binary>(where.node);
+  const auto& eq = std::get<b::Binary>(either.lhs->node);
+  CHECK(std::get<b::IntLiteral>(eq.rhs->node).value == 1);
+  const auto& in = std::get<b::InList>(either.rhs->node);
+  CHECK(std::get<b::IntLiteral>(in.items.at(0)->node).value == 0);
+  CHECK(check_error("probe: [tracepoint:syscalls:sys_enter_read, tracepoint:syscalls:sys_enter_write]\n"
+                    "where: probe != \"tracepoint:syscalls:sys_enter_wrte\"\nselect: count()\n") ==
+        "2:17: \"tracepoint:syscalls:sys_enter_wrte\" is not a probe of this query; did you mean "
+        "'tracepoint:syscalls:sys_enter_write'?");
+}
+
+TEST_CASE("a select item's alias names a group_by key's column; a group_by alias names it in select") {
+  auto program = check_yaml(R"(
+probe: tracepoint:syscalls:sys_enter_write
+select: [count(), args.count as sz]
+group_by: args.count as size
+)");
+  REQUIRE_MESSAGE(program, program.error().message);
+  CHECK(program->queries[0].columns == std::vector<std::string>{"count()", "sz"});
+  program = check_yaml(R"(
+probe: tracepoint:syscalls:sys_enter_write
+select: [size, count()]
+group_by: args.count as size
+)");
+  REQUIRE_MESSAGE(program, program.error().message);
+  CHECK(program->queries[0].columns == std::vector<std::string>{"size", "count()"});
+  CHECK(program->queries[0].keys.at(0).expr->text == "args.count");
+}
+
 TEST_CASE("select * streams every field of the tracepoint, then comm and pid") {
   auto program = check_yaml("probe: tracepoint:syscalls:sys_enter_openat\nselect: '*'\n");
   REQUIRE_MESSAGE(program, program.error().message);

@@ -297,6 +297,24 @@ TEST_CASE("a list of probes, grouped by the probe that fired") {
   }
 }
 
+TEST_CASE("a filter on the probe that fired, by its name; a select alias names the key") {
+  BPFQL_REQUIRE_ROOT();
+  TempDir dir;
+  std::string q = dir.write("which.yml", R"(params:
+  pid: {type: int}
+probe: [tracepoint:syscalls:sys_enter_getppid, tracepoint:syscalls:sys_enter_getpid]
+where: pid == $pid && probe == "syscalls:sys_enter_getpid"
+select: [probe as fired, count() as calls]
+group_by: probe
+)");
+  TraceRun run = trace({.queries = {q}, .workload = {"getppid", "111", "getpid", "222"}});
+  json rows = final_rows(run, "which");
+  INFO("rows: " << rows.dump());
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["fired"] == "tracepoint:syscalls:sys_enter_getpid");
+  CHECK(as_int(rows[0]["calls"]) == 222);
+}
+
 TEST_CASE("a wildcard probe attaches to every matching tracepoint") {
   BPFQL_REQUIRE_ROOT();
   TraceRun run = trace({.queries = {query_file("wildcard.yml")},
