@@ -191,6 +191,8 @@ Example:
   auto* check = app.add_subcommand("check", "Parse and type-check; loads nothing");
   check->add_option("files", args.files, "Query files or library names")->required();
   add_query_options(check, args);
+  check->add_flag("-v,--verbose", args.verbose,
+                  "Also print notes, such as the fields `select: \"*\"` leaves out and why");
 
   auto* compile = app.add_subcommand("compile", "Print the generated BPF C");
   compile->add_option("files", args.files, "Query files or library names")->required();
@@ -245,7 +247,10 @@ Example:
       options.drop_privileges = true;
       return bpfql::command_serve(input, *listen, options);
     }
-    if (check->parsed()) return bpfql::command_check(input);
+    if (check->parsed()) {
+      input.show_notes = args.verbose;
+      return bpfql::command_check(input);
+    }
     if (compile->parsed()) {
       if (input.files_or_names.size() != 1) {
         std::cerr << "bpfql: compile takes one query file\n";

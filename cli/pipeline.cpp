@@ -14,9 +14,10 @@
 namespace bpfql {
 namespace {
 
-std::string rendered(const Diagnostic& diag, const std::map<std::string, std::string>& texts) {
+std::string rendered(const Diagnostic& diag, const std::map<std::string, std::string>& texts,
+                     std::string_view severity = "error") {
   auto it = texts.find(diag.loc.file);
-  return format_diagnostic(diag, it == texts.end() ? std::string_view() : it->second);
+  return format_diagnostic(diag, it == texts.end() ? std::string_view() : it->second, severity);
 }
 
 std::set<std::string> declared_params(const QueryFile& file) {
@@ -103,6 +104,8 @@ ProgramCheck check_each_file(const PipelineInput& input, const KernelCatalog& ca
                                                  query.name)});
         continue;
       }
+      if (input.show_notes)
+        for (const auto& note : query.notes) std::cerr << rendered(note, texts, "note");
       result.passed.queries.push_back(std::move(query));
     }
   }

@@ -22,6 +22,9 @@ struct PipelineInput {
   std::function<std::optional<Diagnostic>(const CheckedQuery&)> require;
   // A command's additions to each checked query before code generation (serve: histogram sums).
   std::function<void(CheckedQuery&)> adjust;
+  // `check -v`: print each query's notes (CheckedQuery::notes) to stderr, as "note:" with the
+  // source line.
+  bool show_notes = false;
 };
 
 // The queries that passed, and whether anything failed (its diagnostics already on stderr).

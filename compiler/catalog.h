@@ -17,8 +17,13 @@ enum class FieldKind {
   DataLoc,    // __data_loc char[] name
   CharPtr,    // const char * name (user memory for syscalls:*, kernel memory elsewhere); a
               // plain char * is an Integer (an address, often of a buffer still to be filled)
+  ByteArray,  // __u8 saddr[4], unsigned char uuid[16]: bytes, not a string (no terminating NUL)
   Other,      // anything else (other arrays, structs): visible but not usable in expressions
 };
+
+// How the tracepoint's own print fmt shows a ByteArray field: `%pI4` (a u8[4]), `%pI6` or
+// `%pI6c` (a u8[16]) are IP addresses; anything else is shown as its bytes.
+enum class ByteFormat { Hex, Ipv4, Ipv6 };
 
 struct TracepointField {
   std::string name;
@@ -27,7 +32,8 @@ struct TracepointField {
   int size = 0;
   bool is_signed = false;
   FieldKind kind = FieldKind::Other;
-  int array_len = 0;   // CharArray: N
+  int array_len = 0;                         // CharArray, ByteArray: N
+  ByteFormat byte_format = ByteFormat::Hex;  // ByteArray
   // Integer: the declared type's own width and signedness where it is narrower than the slot.
   // Syscall records keep each argument in an 8-byte slot marked signed:0, so "int dfd" holds a
   // 32-bit int in its low bytes (AT_FDCWD is -100, not 4294967196). 0: the slot's own.

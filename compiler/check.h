@@ -94,6 +94,9 @@ struct CheckedQuery {
   uint32_t strlen = 64;
   int pid = -1;                       // --pid or `pid:`; -1 = any
   std::optional<TaskOffsets> task_offsets;  // set when an expression uses ppid
+  // What the checker decided that is no error but may surprise: the fields `select: "*"` left
+  // out, and why. `bpfql check -v` prints them.
+  std::vector<Diagnostic> notes;
 
   bool streaming() const { return !stream.empty(); }
 };

@@ -153,6 +153,10 @@ class ExprChecker {
         return error_at(e.loc, fmt::format("field '{}' has different types in the probes of this "
                                            "query ({} and {})",
                                            ref.name, type->describe(), field_type->describe()));
+      } else if (type->is_bytes() && type->byte_len != field_type->byte_len) {
+        return error_at(e.loc, fmt::format("field '{}' has different types in the probes of this "
+                                           "query ({} and {})",
+                                           ref.name, type->describe(), field_type->describe()));
       } else if (type->is_integer()) {
         type->bits = std::max(type->bits, field_type->bits);
         type->is_signed = type->is_signed || field_type->is_signed;
@@ -177,6 +181,14 @@ class ExprChecker {
         return Type::string(is_syscall_tracepoint(probe) ? StringSource::UserPtr
                                                          : StringSource::KernelPtr,
                             static_cast<int>(scope_.strlen));
+      case FieldKind::ByteArray:
+        if (field.array_len > kMaxByteArray)
+          return error_at(e.loc, fmt::format("field '{}' of tracepoint {}:{} is a byte array of {} "
+                                             "bytes ('{}'); expressions can use byte arrays of at "
+                                             "most {} bytes",
+                                             field.name, probe.format->category, probe.format->name,
+                                             field.array_len, field.c_type, kMaxByteArray));
+        return Type::bytes(field.array_len);
       case FieldKind::Other: break;
     }
     return error_at(e.loc, fmt::format("field '{}' of tracepoint {}:{} has type '{}', which "
@@ -497,6 +509,7 @@ class ExprChecker {
       }
       return {};
     }
+    if (l.is_bytes() || r.is_bytes()) return check_bytes_comparable(whole, lhs, rhs);
     if ((l.is_integer() || l.is_bool()) && (r.is_integer() || r.is_bool())) return {};
     if (l.kind == TypeKind::Stack || r.kind == TypeKind::Stack)
       return error_at(whole.loc, fmt::format("stacks cannot be compared in '{}'", whole.text));
@@ -505,6 +518,23 @@ class ExprChecker {
     return error_at(whole.loc, fmt::format("cannot compare string '{}' with {} '{}'{}", str.text,
                                            other.type.is_bool() ? "condition" : "integer",
                                            other.text, string_pointer_hint(other)));
+  }
+
+  // Byte arrays are equal when all their bytes are: only two of the same length can be.
+  static Result<void> check_bytes_comparable(const Expr& whole, const Expr& lhs, const Expr& rhs) {
+    const Expr& bytes = lhs.type.is_bytes() ? lhs : rhs;
+    const Expr& other = lhs.type.is_bytes() ? rhs : lhs;
+    if (other.type.is_bytes() && other.type.byte_len == bytes.type.byte_len) return {};
+    std::string what = other.type.is_bytes()
+                           ? fmt::format("byte array '{}' ({})", other.text, other.type.describe())
+                       : other.type.is_string() ? fmt::format("string '{}'", other.text)
+                       : other.type.is_bool()   ? fmt::format("condition '{}'", other.text)
+                       : other.type.is_integer()
+                           ? fmt::format("integer '{}'", other.text)
+                           : fmt::format("{} '{}'", other.type.describe(), other.text);
+    return error_at(whole.loc, fmt::format("cannot compare byte array '{}' ({}) with {}; a byte "
+                                           "array compares only with another of the same length",
+                                           bytes.text, bytes.type.describe(), what));
   }
 
   // A `char *` field is an address (only `const char *` is read as a string): say how to read it.

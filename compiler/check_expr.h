@@ -12,6 +12,11 @@
 
 namespace bpfql {
 
+// The longest byte array (u8 name[N]) expressions may use: a key or event holds it whole, and
+// longer ones are buffers (packet data, keys) rather than the identifiers and addresses that
+// are worth grouping by.
+inline constexpr int kMaxByteArray = 64;
+
 // Where an expression stands decides what it may contain.
 enum class ExprRole { Filter, Key, Value, AggregateArg, SpanKey };
 

@@ -40,6 +40,28 @@ struct PlainValue {
   bool aliased = false;  // named with `as`
 };
 
+// A byte array prints as the tracepoint itself prints it: an IP address where its print fmt
+// says %pI4 or %pI6 (in every probe of the query), else as hex.
+Display byte_display(const Expr& e, const std::vector<ProbeRef>& probes) {
+  const auto* ref = e.as<FieldRef>();
+  if (!ref || probes.empty()) return Display::None;
+  std::optional<ByteFormat> shared;
+  for (const auto& probe : probes) {
+    const TracepointField* field = probe.format ? probe.format->field(ref->name) : nullptr;
+    if (!field || (shared && *shared != field->byte_format)) return Display::None;
+    shared = field->byte_format;
+  }
+  switch (*shared) {
+    case ByteFormat::Ipv4:
+      return Display::Ipv4;
+    case ByteFormat::Ipv6:
+      return Display::Ipv6;
+    case ByteFormat::Hex:
+      break;
+  }
+  return Display::None;
+}
+
 Result<PlainValue> check_plain(SelectItem item, ExprScope scope) {
   PlainValue value;
   value.name = item.name();
@@ -63,6 +85,7 @@ Result<PlainValue> check_plain(SelectItem item, ExprScope scope) {
                                            expr->text, type.describe()));
   if (type.kind == TypeKind::Unknown)
     return error_at(expr->loc, fmt::format("'{}' has no value", expr->text));
+  if (type.is_bytes()) value.display = byte_display(*expr, *scope.probes);
   if (auto* builtin = expr->as<BuiltinRef>(); builtin && builtin->which == Builtin::Probe &&
                                               value.display == Display::None)
     value.display = Display::Probe;
@@ -181,30 +204,46 @@ std::optional<AggKind> aggregate_kind(const Expr& e) {
   return std::nullopt;
 }
 
-// `select: "*"`: every field of the tracepoint, then comm and pid (ts is in every event).
+// `select: "*"`: every field of the tracepoint, then comm and pid (ts is in every event). A
+// field no expression can use (a struct, an array of longs, a byte array too long) is left out,
+// with the reason as a note (`bpfql check -v`).
 Result<void> expand_star(const Located& star, const ExprScope& scope, CheckedQuery& out) {
   const auto& probes = *scope.probes;
   if (probes.empty() || !std::all_of(probes.begin(), probes.end(), [](const ProbeRef& p) {
         return p.kind == ProbeKind::Tracepoint && p.format;
       }))
     return error_at(star.loc, "'*' selects the fields of a tracepoint; this probe has none");
-  // (name, builtin): a field may be named like a builtin (sched_process_exec's `pid`,
-  // sched_wakeup's `comm`): it is still the field, args.NAME.
-  std::vector<std::pair<std::string, bool>> names;
-  for (const auto& field : probes[0].format->fields)
-    if (!field.is_common() && field.kind != FieldKind::Other) names.emplace_back(field.name, false);
-  names.emplace_back("comm", true);
-  names.emplace_back("pid", true);
-  for (const auto& [name, builtin] : names) {
+  // A field may be named like a builtin (sched_process_exec's `pid`, sched_wakeup's `comm`): it
+  // is still the field, args.NAME.
+  struct Name {
+    std::string name;
+    bool builtin;
+    bool may_be_left_out;
+  };
+  std::vector<Name> names;
+  for (const auto& field : probes[0].format->fields) {
+    if (field.is_common()) continue;
+    bool may_be_left_out = field.kind == FieldKind::Other || field.kind == FieldKind::ByteArray;
+    names.push_back({field.name, false, may_be_left_out});
+  }
+  names.push_back({"comm", true, false});
+  names.push_back({"pid", true, false});
+  for (const auto& [name, builtin, may_be_left_out] : names) {
     ExprPtr expr = std::make_unique<Expr>();
     expr->node = builtin ? decltype(expr->node){Identifier{name}} : decltype(expr->node){FieldRef{name}};
     expr->loc = star.loc;
     expr->text = builtin ? name : "args." + name;
     ExprScope value_scope = scope;
     value_scope.role = ExprRole::Value;
-    if (auto r = check_expr(*expr, value_scope); !r) return r;
+    if (auto r = check_expr(*expr, value_scope); !r) {
+      if (!may_be_left_out) return r;
+      out.notes.push_back(Diagnostic{
+          star.loc, fmt::format("'*' leaves out {}: {}", expr->text, r.error().message)});
+      continue;
+    }
+    Display display = expr->type.is_bytes() ? byte_display(*expr, probes) : Display::None;
     out.columns.push_back(expr->text);
-    out.stream.push_back(StreamItem{expr->text, std::move(expr), Display::None, star.loc});
+    out.stream.push_back(StreamItem{expr->text, std::move(expr), display, star.loc});
   }
   return {};
 }

@@ -221,7 +221,8 @@ Result<CValue> FunctionGen::field(const Expr& e, const FieldRef& f) {
     return std::unexpected(
         unsupported(e, fmt::format("probe '{}' has no field '{}'", env_.probe->spec, f.name)));
   if (!env_.tracepoint->readable.count(f.name) || tf->kind == FieldKind::Other ||
-      tf->kind == FieldKind::CharArray || tf->kind == FieldKind::DataLoc)
+      tf->kind == FieldKind::CharArray || tf->kind == FieldKind::DataLoc ||
+      tf->kind == FieldKind::ByteArray)
     return std::unexpected(unsupported(
         e, fmt::format("field '{}' of '{}' cannot be read as a number", f.name, env_.probe->spec)));
   if (e.type.is_string())
@@ -307,6 +308,13 @@ Result<CValue> FunctionGen::compare(BinaryOp op, const Expr& lhs, const Expr& rh
     if (op != BinaryOp::Eq && op != BinaryOp::Ne)
       return std::unexpected(unsupported(lhs, "strings support only == and !="));
     auto eq = string_equal(lhs, rhs);
+    if (!eq) return std::unexpected(eq.error());
+    return CValue{op == BinaryOp::Eq ? *eq : "(!" + *eq + ")", Type::boolean()};
+  }
+  if (lhs.type.is_bytes() || rhs.type.is_bytes()) {
+    if (op != BinaryOp::Eq && op != BinaryOp::Ne)
+      return std::unexpected(unsupported(lhs, "byte arrays support only == and !="));
+    auto eq = bytes_equal(lhs, rhs);
     if (!eq) return std::unexpected(eq.error());
     return CValue{op == BinaryOp::Eq ? *eq : "(!" + *eq + ")", Type::boolean()};
   }

@@ -272,6 +272,7 @@ Result<void> FunctionGen::emit_member(const Expr& e, const std::string& lvalue, 
           fmt::format("__builtin_memcpy({}, {}, {});", lvalue, s->lvalue, std::min(size, s->size)));
     return {};
   }
+  if (e.type.is_bytes()) return copy_bytes(e, lvalue, size);
   if (e.type.kind == TypeKind::Stack) {
     auto* b = e.as<BuiltinRef>();
     if (!b || (b->which != Builtin::Kstack && b->which != Builtin::Ustack))

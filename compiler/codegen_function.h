@@ -100,6 +100,11 @@ class FunctionGen {
   Result<std::string> string_contains(const Expr& s, const std::string& needle);
   Result<void> store_literal(const std::string& lvalue, uint32_t size, const std::string& bytes);
 
+  // Byte arrays (codegen_bytes.cpp).
+  Result<std::string> byte_field(const Expr& e);
+  Result<void> copy_bytes(const Expr& e, const std::string& lvalue, uint32_t size);
+  Result<std::string> bytes_equal(const Expr& lhs, const Expr& rhs);
+
   void line(const std::string& text);
   bool once(const std::string& tag);
   std::string fresh(const char* stem);

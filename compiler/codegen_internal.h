@@ -124,7 +124,7 @@ PlanQuery plan_query(const CheckedQuery& query, const QueryLayout& layout);
 // What the runtime needs to print a value of this type.
 ValueKind value_kind(const Expr& e);
 // Bytes a key or event member of this type takes: integers 1/2/4/8, bool 1, strings str_size,
-// stacks 4 (a stack id).
+// stacks 4 (a stack id), byte arrays their length.
 uint32_t member_size(const Type& t);
 
 }  // namespace bpfql::codegen

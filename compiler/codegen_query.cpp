@@ -18,6 +18,7 @@ uint32_t member_align(const Type& t) {
     case TypeKind::String:
       return 8;  // compared a word at a time
     case TypeKind::Boolean:
+    case TypeKind::Bytes:  // copied, never loaded as words
       return 1;
     default:
       return member_size(t);
@@ -56,13 +57,14 @@ std::vector<std::string> add_members(StructLayout& s, const std::vector<const Ex
       continue;
     }
     uint32_t size = member_size(t);
-    std::string type = t.is_string() ? "char"
-                       : t.is_bool() ? "u8"
+    std::string type = t.is_string()                 ? "char"
+                       : t.is_bool() || t.is_bytes() ? "u8"
                        : t.kind == TypeKind::Stack
                            ? "s32"
                            : c_int_type(static_cast<int>(size), t.is_signed);
     std::string comment = columns[i] + (t.kind == TypeKind::Stack ? " (stack id)" : "");
-    s.append(names[i], type, t.is_string() ? size : 0, size, member_align(t), comment);
+    bool array = t.is_string() || t.is_bytes();
+    s.append(names[i], type, array ? size : 0, size, member_align(t), comment);
   }
   return names;
 }
@@ -268,6 +270,8 @@ uint32_t member_size(const Type& t) {
       return static_cast<uint32_t>(std::max(t.str_size, 1));
     case TypeKind::Stack:
       return 4;
+    case TypeKind::Bytes:
+      return static_cast<uint32_t>(std::max(t.byte_len, 1));
     case TypeKind::Unknown:
       break;
   }
@@ -280,6 +284,8 @@ ValueKind value_kind(const Expr& e) {
       return ValueKind::Bool;
     case TypeKind::String:
       return ValueKind::String;
+    case TypeKind::Bytes:
+      return ValueKind::Bytes;
     case TypeKind::Stack: {
       auto* b = e.as<BuiltinRef>();
       return b && b->which == Builtin::Ustack ? ValueKind::UserStack : ValueKind::KernelStack;

@@ -27,6 +27,7 @@ bool place_field(StructLayout& layout, const TracepointField& f) {
       if (f.size == 4 || f.size == 8)
         return layout.place(f.name, c_int_type(f.size, false), 0, offset, size);
       break;
+    case FieldKind::ByteArray:  // its bytes, as declared
     case FieldKind::Other:
       break;
   }

@@ -168,19 +168,21 @@ std::string did_you_mean(std::string_view wanted, const std::vector<std::string>
   return best.empty() ? std::string() : fmt::format("; did you mean '{}'?", best);
 }
 
-std::string format_diagnostic(const Diagnostic& diag, std::string_view source_text) {
+std::string format_diagnostic(const Diagnostic& diag, std::string_view source_text,
+                              std::string_view severity) {
   const SourceLoc& loc = diag.loc;
   std::string message = shorten_long_words(terminal_safe(diag.message, false));
   std::string out;
   if (loc.line > 0) {
-    out = fmt::format("{}:{}:{}: error: {}\n", loc.file, loc.line, std::max(loc.col, 1), message);
+    out = fmt::format("{}:{}:{}: {}: {}\n", loc.file, loc.line, std::max(loc.col, 1), severity,
+                      message);
     // terminal_safe keeps byte columns: a hidden character becomes one '?' per byte.
     std::string line = terminal_safe(line_of(source_text, loc.line), true);
     if (!line.empty()) out += line_with_caret(line, loc.col);
   } else if (!loc.file.empty()) {
-    out = fmt::format("{}: error: {}\n", loc.file, message);
+    out = fmt::format("{}: {}: {}\n", loc.file, severity, message);
   } else {
-    out = fmt::format("error: {}\n", message);
+    out = fmt::format("{}: {}\n", severity, message);
   }
   return out;
 }

@@ -40,7 +40,9 @@ std::string nearest_name(std::string_view wanted, const std::vector<std::string>
 std::string did_you_mean(std::string_view wanted, const std::vector<std::string>& candidates);
 
 // Renders `file:line:col: error: message`, then the source line and a caret under the column.
-// `source_text` is the whole file the diagnostic points into ("" when unavailable).
-std::string format_diagnostic(const Diagnostic& diag, std::string_view source_text);
+// `source_text` is the whole file the diagnostic points into ("" when unavailable). `severity`
+// is "error", or "note" for what the checker only reports (CheckedQuery::notes).
+std::string format_diagnostic(const Diagnostic& diag, std::string_view source_text,
+                              std::string_view severity = "error");
 
 }  // namespace bpfql

@@ -17,8 +17,9 @@ enum class ProbeKind {
   Tracepoint, Kprobe, Kretprobe, Uprobe, Uretprobe, Usdt, Profile, Software, Hardware,
 };
 
-// Applied in user space when a value is printed.
-enum class Display { None, Syscall, User, Errno, Ksym, Usym, Probe };
+// Applied in user space when a value is printed. Ipv4 and Ipv6 are for byte arrays the
+// tracepoint's print fmt shows as addresses (%pI4, %pI6); other byte arrays print as hex.
+enum class Display { None, Syscall, User, Errno, Ksym, Usym, Probe, Ipv4, Ipv6 };
 
 enum class AggKind { Count, Sum, Avg, Min, Max, Stats, Hist, Lhist, Percentile };
 
@@ -63,7 +64,8 @@ struct PlanAttach {
   bool raw_tracepoint_ok = false;
 };
 
-enum class ValueKind { Unsigned, Signed, Bool, String, KernelStack, UserStack };
+// Bytes: a byte array copied from a tracepoint record as it is (no terminating NUL).
+enum class ValueKind { Unsigned, Signed, Bool, String, KernelStack, UserStack, Bytes };
 
 // One field of a key struct or an event struct.
 struct PlanField {
@@ -71,7 +73,8 @@ struct PlanField {
   ValueKind kind = ValueKind::Unsigned;
   uint32_t offset = 0;
   uint32_t size = 0;  // integers 1/2/4/8; strings: the char array size; stacks: 4 (a stack id
-                      // in the query's stack map) or 8 per address (a streamed event's own)
+                      // in the query's stack map) or 8 per address (a streamed event's own);
+                      // bytes: the array's length
   Display display = Display::None;
 };
 

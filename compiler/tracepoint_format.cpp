@@ -8,6 +8,7 @@
 #include <span>
 
 #include "compiler/catalog.h"
+#include "compiler/print_fmt.h"
 
 namespace bpfql {
 namespace {
@@ -64,6 +65,14 @@ bool is_plain_char(std::span<const std::string_view> words) {
   return chars == 1;
 }
 
+// "__u8", "u8", "uint8_t", "unsigned char": the element types of byte arrays.
+bool is_byte(std::span<const std::string_view> words) {
+  std::string name;
+  for (std::string_view w : words)
+    if (!is_qualifier(w)) name += (name.empty() ? "" : " ") + std::string(w);
+  return name == "__u8" || name == "u8" || name == "uint8_t" || name == "unsigned char";
+}
+
 struct IntType {
   int size;
   bool is_signed;
@@ -115,6 +124,9 @@ void classify(TracepointField& field, std::string_view type, std::string_view ar
     if (is_plain_char(words) && field.size > 0) {
       field.kind = FieldKind::CharArray;
       field.array_len = len.value_or(field.size);
+    } else if (is_byte(words) && field.size > 0 && len.value_or(field.size) == field.size) {
+      field.kind = FieldKind::ByteArray;
+      field.array_len = field.size;
     } else {
       field.kind = FieldKind::Other;
     }
@@ -210,6 +222,21 @@ std::string parse_field_line(std::string_view line, TracepointField& field) {
   return "";
 }
 
+// The print fmt says which byte arrays the kernel prints as IP addresses.
+void apply_print_fmt(std::string_view print_fmt, TracepointFormat& format) {
+  for (const PrintedArgument& printed : parse_print_fmt(print_fmt)) {
+    std::string name = printed_field(printed.argument);
+    auto field = std::find_if(format.fields.begin(), format.fields.end(),
+                              [&](const TracepointField& f) { return f.name == name; });
+    if (field == format.fields.end() || field->kind != FieldKind::ByteArray) continue;
+    const std::string& c = printed.conversion;
+    if (c.starts_with("pI4") && field->size == 4)
+      field->byte_format = ByteFormat::Ipv4;
+    else if (c.starts_with("pI6") && field->size == 16)
+      field->byte_format = ByteFormat::Ipv6;
+  }
+}
+
 }  // namespace
 
 const TracepointField* TracepointFormat::field(std::string_view field_name) const {
@@ -248,7 +275,10 @@ Result<TracepointFormat> parse_tracepoint_format(std::string_view category, std:
     start = nl + 1;
     ++line_no;
     if (line.empty()) continue;
-    if (line.starts_with("print fmt:")) break;  // the rest is the printk format: not layout
+    if (line.starts_with("print fmt:")) {  // the printk format: the last line, not layout
+      apply_print_fmt(line.substr(std::string_view("print fmt:").size()), format);
+      break;
+    }
     if (line.starts_with("ID:")) {
       std::optional<int> id = to_int(line.substr(3));
       if (!id) return fail(line_no, fmt::format("expected a number after 'ID:' in '{}'", line));

@@ -11,6 +11,7 @@ std::string Type::describe() const {
     case TypeKind::Boolean: return "bool";
     case TypeKind::String: return "string";
     case TypeKind::Stack: return "stack";
+    case TypeKind::Bytes: return fmt::format("u8[{}]", byte_len);
   }
   return "unknown";
 }

@@ -5,7 +5,9 @@
 
 namespace bpfql {
 
-enum class TypeKind { Unknown, Integer, Boolean, String, Stack };
+// Bytes: a byte array of a tracepoint record (u8 saddr[4]), copied as it is; selected, grouped
+// by and compared for equality, never computed with.
+enum class TypeKind { Unknown, Integer, Boolean, String, Stack, Bytes };
 
 // Where a string's bytes live, which decides how generated code reads them.
 enum class StringSource {
@@ -24,6 +26,7 @@ struct Type {
   bool is_signed = false;  // integers
   StringSource source = StringSource::None;
   int str_size = 0;        // strings: bytes read or held, including the terminating NUL
+  int byte_len = 0;        // byte arrays: N
 
   static Type integer(int bits, bool is_signed) { return {TypeKind::Integer, bits, is_signed}; }
   static Type boolean() { return {TypeKind::Boolean, 1, false}; }
@@ -31,11 +34,13 @@ struct Type {
     return {TypeKind::String, 0, false, src, size};
   }
   static Type stack() { return {TypeKind::Stack, 64, false}; }
+  static Type bytes(int len) { return {TypeKind::Bytes, 0, false, StringSource::None, 0, len}; }
 
   bool is_integer() const { return kind == TypeKind::Integer; }
   bool is_string() const { return kind == TypeKind::String; }
   bool is_bool() const { return kind == TypeKind::Boolean; }
-  std::string describe() const;  // "u32", "s64", "string", "bool", "stack"
+  bool is_bytes() const { return kind == TypeKind::Bytes; }
+  std::string describe() const;  // "u32", "s64", "string", "bool", "stack", "u8[4]"
 };
 
 }  // namespace bpfql

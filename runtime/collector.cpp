@@ -177,7 +177,7 @@ namespace {
 
 // A cell reduced to what ordering needs, so sorting many rows compares plain numbers instead of
 // visiting variants: the kind first (as compare_cells), then an order-preserving u64 encoding of
-// the number, or the string / stack it points to.
+// the number, or the string / stack / bytes it points to.
 struct SortValue {
   uint64_t num = 0;
   const Cell* cell = nullptr;
@@ -215,7 +215,8 @@ SortValue sort_value(const Cell& c) {
 int compare_sort_values(const SortValue& a, const SortValue& b) {
   if (a.kind != b.kind) return three_way(a.kind, b.kind);
   if (a.num != b.num) return three_way(a.num, b.num);
-  if (std::holds_alternative<std::string>(*a.cell) || std::holds_alternative<StackValue>(*a.cell))
+  if (std::holds_alternative<std::string>(*a.cell) || std::holds_alternative<StackValue>(*a.cell) ||
+      std::holds_alternative<BytesValue>(*a.cell))
     return compare_cells(*a.cell, *b.cell);
   return 0;
 }

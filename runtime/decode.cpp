@@ -59,6 +59,12 @@ std::string read_string(std::span<const uint8_t> record, uint32_t offset, uint32
   return std::string(p, strnlen(p, avail));
 }
 
+BytesValue read_bytes(std::span<const uint8_t> record, uint32_t offset, uint32_t size) {
+  if (offset >= record.size()) return {};
+  auto bytes = record.subspan(offset, std::min<size_t>(size, record.size() - offset));
+  return BytesValue{std::vector<uint8_t>(bytes.begin(), bytes.end())};
+}
+
 bool is_integer(ValueKind k) { return k == ValueKind::Unsigned || k == ValueKind::Signed; }
 
 Cell raw_field(const PlanField& f, std::span<const uint8_t> record, int pid,
@@ -72,6 +78,8 @@ Cell raw_field(const PlanField& f, std::span<const uint8_t> record, int pid,
       return read_unsigned(record, f.offset, f.size) != 0;
     case ValueKind::String:
       return read_string(record, f.offset, f.size);
+    case ValueKind::Bytes:
+      return read_bytes(record, f.offset, f.size);
     case ValueKind::KernelStack:
     case ValueKind::UserStack: {
       if (f.size > 4) {  // the addresses themselves (a streamed event), 0 after the last

@@ -194,6 +194,12 @@ std::string usym_name(uint64_t addr, int pid, bool with_offset) {
 
 Cell apply_display(Display d, const Cell& raw, int pid_for_usym,
                    std::span<const std::string> probe_names) {
+  if (const auto* bytes = std::get_if<BytesValue>(&raw)) {
+    if (d != Display::Ipv4 && d != Display::Ipv6) return raw;
+    BytesValue shown = *bytes;
+    shown.shown = d == Display::Ipv4 ? BytesValue::Shown::Ipv4 : BytesValue::Shown::Ipv6;
+    return shown;
+  }
   std::optional<uint64_t> bits = integer_bits(raw);
   if (!bits || d == Display::None) return raw;
   switch (d) {
@@ -211,6 +217,9 @@ Cell apply_display(Display d, const Cell& raw, int pid_for_usym,
       return usym_name(*bits, pid_for_usym);
     case Display::Probe:
       return display_probe(raw, *bits, probe_names);
+    case Display::Ipv4:
+    case Display::Ipv6:  // of byte arrays, above
+      return raw;
   }
   return raw;
 }

@@ -1,5 +1,6 @@
-// Display functions (syscall(), user(), errno(), ksym(), usym(), probe), applied in user space to
-// a decoded value just before it is printed. Also the symbolizers the collector uses for stacks.
+// Display functions (syscall(), user(), errno(), ksym(), usym(), probe, IP addresses), applied
+// in user space to a decoded value just before it is printed. Also the symbolizers the collector
+// uses for stacks.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +21,10 @@ namespace bpfql {
 //   Ksym:    kernel address → "sym+0xoff" (or "sym"), unknown → "0xADDR".
 //   Usym:    user address in process `pid_for_usym` → "sym+0xoff", unknown → "0xADDR".
 //   Probe:   index i → probe_names[i]; without probe_names (or out of range) unchanged.
-// Cells that are not integers are returned unchanged.
+//   Ipv4:    a byte array, shown as "127.0.0.1" (it stays bytes: BytesValue::shown).
+//   Ipv6:    a byte array, shown as "::1".
+// Other cells are returned unchanged: Ipv4/Ipv6 apply only to byte arrays, the rest only to
+// integers.
 Cell apply_display(Display d, const Cell& raw, int pid_for_usym,
                    std::span<const std::string> probe_names = {});
 

@@ -35,11 +35,28 @@ struct PercentileValue {
 struct StackValue {
   std::vector<std::string> frames;  // innermost first, symbolized
 };
+// A byte array as the kernel wrote it (u8 saddr[4]), and how it prints: lowercase hex, or an
+// IP address once Display::Ipv4 / Display::Ipv6 is applied (runtime/byte_text.h). It stays
+// bytes so that addresses sort as addresses (10.0.0.9 before 10.0.0.10), not as text.
+struct BytesValue {
+  enum class Shown { Hex, Ipv4, Ipv6 };
+  std::vector<uint8_t> bytes;
+  Shown shown = Shown::Hex;
+
+  bool operator==(const BytesValue&) const = default;
+  // Byte by byte (a loop: GCC 12 warns wrongly on std::vector's <=>).
+  bool operator<(const BytesValue& other) const {
+    for (size_t i = 0; i < bytes.size() && i < other.bytes.size(); ++i)
+      if (bytes[i] != other.bytes[i]) return bytes[i] < other.bytes[i];
+    return bytes.size() < other.bytes.size();
+  }
+};
 
 // A cell is what one column holds in one row. Display functions are already applied
-// (a syscall number rendered through syscall() is a string cell).
+// (a syscall number rendered through syscall() is a string cell; a byte array knows how it is
+// shown).
 using Cell = std::variant<std::monostate, uint64_t, int64_t, double, bool, std::string, Histogram,
-                          StatsValue, PercentileValue, StackValue>;
+                          StatsValue, PercentileValue, StackValue, BytesValue>;
 
 struct ResultRow {
   std::vector<Cell> cells;  // in PlanQuery::columns order

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "runtime/byte_text.h"
+
 namespace bpfql {
 namespace {
 
@@ -130,6 +132,7 @@ std::string format_scalar(const Cell& cell) {
                         [](const std::string& v) { return v; },
                         [](const PercentileValue& v) { return format_percentiles(v); },
                         [](const StatsValue& v) { return format_stats(v); },
+                        [](const BytesValue& v) { return bytes_text(v); },
                         [&](const auto&) { return json_text(cell_to_json(cell)); },
                     },
                     cell);
@@ -221,6 +224,7 @@ OrderedJson cell_to_json(const Cell& cell) {
                           return j;
                         },
                         [](const StackValue& v) { return OrderedJson(v.frames); },
+                        [](const BytesValue& v) { return OrderedJson(bytes_text(v)); },
                     },
                     cell);
 }

@@ -36,7 +36,8 @@ std::string format_percentiles(const PercentileValue& value);
 std::string format_stats(const StatsValue& value);
 
 // One-line text of a cell for table and CSV: numbers, strings as they are, percentile/stats as
-// above, histograms and stacks as compact JSON (tables print those as blocks instead).
+// above, byte arrays as shown (hex or an address), histograms and stacks as compact JSON (tables
+// print those as blocks instead).
 std::string format_scalar(const Cell& cell);
 
 // Bytes a terminal cannot show (control characters, DEL) escaped as \n, \t, \xNN.
@@ -53,7 +54,7 @@ std::string bucket_label(const Bucket& bucket, bool suffixes);
 
 // JSON value of a cell: integers, numbers (whole doubles as integers), strings, bools; hist →
 // [{"min","max","count"}], percentile → {"p50":..}, stats → {"count","avg","sum"}, stack →
-// ["frame", ...], empty → null.
+// ["frame", ...], byte array → "0a1b2c" or "127.0.0.1", empty → null.
 OrderedJson cell_to_json(const Cell& cell);
 // A double as JSON: an integer when whole (5 rather than 5.0), else a number.
 OrderedJson json_number(double value);

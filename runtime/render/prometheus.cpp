@@ -2,6 +2,7 @@
 #include "runtime/render/prometheus.h"
 
 #include "compiler/histogram_sums.h"
+#include "runtime/byte_text.h"
 
 #include <fmt/format.h>
 
@@ -69,6 +70,8 @@ std::string label_text(const Cell& cell) {
           return x ? "true" : "false";
         else if constexpr (std::is_same_v<T, double>)
           return prometheus_double(x);
+        else if constexpr (std::is_same_v<T, BytesValue>)
+          return bytes_text(x);
         else if constexpr (std::is_same_v<T, StackValue>) {
           std::string s;  // outermost first, ';'-separated, as folded stacks are
           for (auto it = x.frames.rbegin(); it != x.frames.rend(); ++it)

@@ -137,6 +137,8 @@ size_t default_width(const PlanField& f) {
       return 5;
     case ValueKind::String:
       return std::min<size_t>(f.size > 0 ? f.size - 1 : 16, 16);
+    case ValueKind::Bytes:  // "255.255.255.255", else hex (an IPv6 address is usually short)
+      return f.display == Display::Ipv4 ? 15 : std::min<size_t>(f.size * 2, 16);
     case ValueKind::KernelStack:
     case ValueKind::UserStack:
       return 0;

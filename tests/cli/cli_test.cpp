@@ -203,6 +203,30 @@ TEST_CASE("check: every query of the shared library passes") {
   }
 }
 
+TEST_CASE("check -v: notes what select \"*\" leaves out, with the line and a caret") {
+  REQUIRE_TRACEFS();
+  std::string file = kGood + "/star-left-out.yml";
+  Completed quiet = bpfql({"check", file});
+  CHECK(quiet.status.exited_with(0));
+  CHECK(quiet.err.find("note:") == std::string::npos);
+
+  Completed run = bpfql({"check", "-v", file});
+  INFO("stderr:\n" << run.err);
+  CHECK(run.status.exited_with(0));
+  CHECK(run.out == "star-left-out: ok (1 probe, streams events)\n");
+  std::vector<std::string> lines = split_lines(run.err);
+  auto note = std::find_if(lines.begin(), lines.end(),
+                           [&](const std::string& l) { return l.starts_with(file + ":"); });
+  REQUIRE(note != lines.end());
+  CHECK(*note == file +
+                     ":5:10: note: '*' leaves out args.args: field 'args' of tracepoint "
+                     "raw_syscalls:sys_enter has type 'unsigned long[6]', which expressions "
+                     "cannot use");
+  REQUIRE(lines.end() - note >= 3);
+  CHECK(*(note + 1) == "  select: \"*\"");
+  CHECK(*(note + 2) == "           ^");
+}
+
 TEST_CASE("check: several files at once, one bad, exits 2 and names the bad one") {
   REQUIRE_TRACEFS();
   std::string good = kGood + "/spec-a.yml";

@@ -181,7 +181,7 @@ TEST_CASE("__data_loc char[] is a DataLoc field") {
   CHECK(f.field_names() == std::vector<std::string>{"filename", "pid", "old_pid"});
 }
 
-TEST_CASE("arrays of anything but char are Other") {
+TEST_CASE("arrays of anything but char and unsigned bytes are Other") {
   TracepointFormat f = parse_ok("raw_syscalls", "sys_enter", kRawSysEnter);
   const TracepointField* args = f.field("args");
   REQUIRE(args);
@@ -191,13 +191,87 @@ TEST_CASE("arrays of anything but char are Other") {
   CHECK(f.field("id")->kind == FieldKind::Integer);
   CHECK(f.record_size() == 64);
 
-  CHECK(one_field("__u8 saddr[28]", 28).kind == FieldKind::Other);
-  CHECK(one_field("unsigned char addr[6]", 6).kind == FieldKind::Other);
+  CHECK(one_field("s8 deltas[4]", 4, 1).kind == FieldKind::Other);
+  CHECK(one_field("signed char x[4]", 4, 1).kind == FieldKind::Other);
+  CHECK(one_field("bool flags[4]", 4).kind == FieldKind::Other);
+  CHECK(one_field("__u16 ports[2]", 4).kind == FieldKind::Other);
+  CHECK(one_field("u8 odd[4]", 3).kind == FieldKind::Other);  // the size says otherwise
   CHECK(one_field("long args[3]", 24, 1).kind == FieldKind::Other);
   CHECK(one_field("char buf[]", 0).kind == FieldKind::Other);  // flexible array: no length
   CHECK(one_field("__data_loc cpumask_t cpumask", 4).kind == FieldKind::Other);
   CHECK(one_field("__data_loc u64[] stack", 4).kind == FieldKind::Other);
   CHECK(one_field("__rel_loc char[] name", 4).kind == FieldKind::Other);
+}
+
+TEST_CASE("arrays of unsigned bytes are ByteArray, whatever the typedef") {
+  for (const char* decl : {"__u8 saddr[28]", "u8 fsid[28]", "unsigned char addr[28]",
+                           "uint8_t key[28]", "const __u8 mac[28]"}) {
+    CAPTURE(decl);
+    TracepointField f = one_field(decl, 28);
+    CHECK(f.kind == FieldKind::ByteArray);
+    CHECK(f.array_len == 28);
+    CHECK(f.byte_format == ByteFormat::Hex);
+  }
+  CHECK(one_field("__u8 saddr[28]", 28).c_type == "__u8[28]");
+  CHECK(one_field("unsigned char addr[6]", 6).array_len == 6);
+  CHECK(one_field("u8 empty[]", 0).kind == FieldKind::Other);  // flexible: no bytes of its own
+}
+
+TEST_CASE("the print fmt says which byte arrays are IP addresses: %pI4 and %pI6c") {
+  // sock:inet_sock_set_state as this kernel has it (tests/fixtures/tracepoints/sock/...).
+  std::string text = R"fmt(name: inet_sock_set_state
+ID: 2287
+format:
+	field:unsigned short common_type;	offset:0;	size:2;	signed:0;
+	field:unsigned char common_flags;	offset:2;	size:1;	signed:0;
+	field:unsigned char common_preempt_count;	offset:3;	size:1;	signed:0;
+	field:int common_pid;	offset:4;	size:4;	signed:1;
+
+	field:const void * skaddr;	offset:8;	size:8;	signed:0;
+	field:int oldstate;	offset:16;	size:4;	signed:1;
+	field:int newstate;	offset:20;	size:4;	signed:1;
+	field:__u16 sport;	offset:24;	size:2;	signed:0;
+	field:__u16 dport;	offset:26;	size:2;	signed:0;
+	field:__u16 family;	offset:28;	size:2;	signed:0;
+	field:__u16 protocol;	offset:30;	size:2;	signed:0;
+	field:__u8 saddr[4];	offset:32;	size:4;	signed:0;
+	field:__u8 daddr[4];	offset:36;	size:4;	signed:0;
+	field:__u8 saddr_v6[16];	offset:40;	size:16;	signed:0;
+	field:__u8 daddr_v6[16];	offset:56;	size:16;	signed:0;
+
+print fmt: "family=%s protocol=%s sport=%hu dport=%hu saddr=%pI4 daddr=%pI4 saddrv6=%pI6c daddrv6=%pI6c oldstate=%s newstate=%s", __print_symbolic(REC->family, { 2, "AF_INET" }, { 10, "AF_INET6" }), __print_symbolic(REC->protocol, { 6, "IPPROTO_TCP" }, { 132, "IPPROTO_SCTP" }, { 262, "IPPROTO_MPTCP" }), REC->sport, REC->dport, REC->saddr, REC->daddr, REC->saddr_v6, REC->daddr_v6, __print_symbolic(REC->oldstate, { 1, "TCP_ESTABLISHED" }), __print_symbolic(REC->newstate, { 1, "TCP_ESTABLISHED" })
+)fmt";
+  TracepointFormat f = parse_ok("sock", "inet_sock_set_state", text);
+  for (const char* name : {"saddr", "daddr"}) {
+    CAPTURE(name);
+    REQUIRE(f.field(name));
+    CHECK(f.field(name)->kind == FieldKind::ByteArray);
+    CHECK(f.field(name)->array_len == 4);
+    CHECK(f.field(name)->offset == (std::string(name) == "saddr" ? 32 : 36));
+    CHECK(f.field(name)->byte_format == ByteFormat::Ipv4);
+  }
+  for (const char* name : {"saddr_v6", "daddr_v6"}) {
+    CAPTURE(name);
+    REQUIRE(f.field(name));
+    CHECK(f.field(name)->array_len == 16);
+    CHECK(f.field(name)->byte_format == ByteFormat::Ipv6);
+  }
+  CHECK(f.field("dport")->kind == FieldKind::Integer);
+
+  // An address conversion on an array of the wrong length, or a sockaddr (%pISpc): hex.
+  auto format_of = [](const std::string& decl, int size, const std::string& print) {
+    std::string one = "ID: 1\nformat:\n\tfield:" + decl +
+                      ";\toffset:8;\tsize:" + std::to_string(size) +
+                      ";\tsigned:0;\n\nprint fmt: " + print + "\n";
+    return parse_ok("test", "one", one).fields.at(0).byte_format;
+  };
+  CHECK(format_of("__u8 a[4]", 4, R"("%pI4", REC->a)") == ByteFormat::Ipv4);
+  CHECK(format_of("__u8 a[16]", 16, R"("%pI6", REC->a)") == ByteFormat::Ipv6);
+  CHECK(format_of("__u8 a[16]", 16, R"("%pI4", REC->a)") == ByteFormat::Hex);
+  CHECK(format_of("__u8 a[4]", 4, R"("%pI6c", REC->a)") == ByteFormat::Hex);
+  CHECK(format_of("__u8 a[28]", 28, R"("%pISpc", REC->a)") == ByteFormat::Hex);
+  CHECK(format_of("__u8 a[4]", 4, R"("%pi4", REC->a)") == ByteFormat::Hex);  // no dots
+  CHECK(format_of("__u8 a[4]", 4, R"("%s %pI4", "x", REC->b)") == ByteFormat::Hex);
 }
 
 TEST_CASE("only const char pointers are strings; other pointers are unsigned numbers") {

@@ -265,6 +265,10 @@ TEST_CASE("compare_cells orders histograms by total count and kinds consistently
   CHECK(compare_cells(Cell{int64_t{-3}}, Cell{int64_t{2}}) < 0);
   CHECK(compare_cells(Cell{}, Cell{uint64_t{0}}) < 0);
   CHECK(compare_cells(Cell{std::string("b")}, Cell{std::string("a")}) > 0);
+  // Byte arrays byte by byte, as addresses sort: 10.0.0.9 before 10.0.0.10.
+  CHECK(compare_cells(Cell{BytesValue{{10, 0, 0, 9}}}, Cell{BytesValue{{10, 0, 0, 10}}}) < 0);
+  CHECK(compare_cells(Cell{BytesValue{{10, 0, 0, 9}}}, Cell{BytesValue{{10, 0, 0, 9}}}) == 0);
+  CHECK(compare_cells(Cell{BytesValue{{11}}}, Cell{BytesValue{{10, 255}}}) > 0);
 }
 
 TEST_CASE("a limit over many keys picks the same rows in the same order as sorting them all") {

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "compiler/buckets.h"
+#include "runtime/byte_text.h"
+#include "runtime/display.h"
 
 using namespace bpfql;
 
@@ -344,4 +346,35 @@ TEST_CASE("a short record decodes missing fields as zero instead of reading past
   CHECK(
       std::get<std::string>(decode_field(field("s", ValueKind::String, 2, 16), ev.data, -1, {}, {}))
           .size() <= 2);
+}
+
+TEST_CASE("byte arrays: their bytes as they are (NULs included), addresses where displayed") {
+  PlanQuery q;
+  q.event_fields = {field("args.saddr", ValueKind::Bytes, 8, 4, Display::Ipv4),
+                    field("args.daddr_v6", ValueKind::Bytes, 12, 16, Display::Ipv6),
+                    field("args.uuid", ValueKind::Bytes, 28, 3)};
+  Bytes ev(32);
+  const uint8_t v4[] = {127, 0, 0, 1};
+  const uint8_t v6[] = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  const uint8_t id[] = {0x0a, 0x00, 0x2c};
+  std::memcpy(ev.data.data() + 8, v4, 4);
+  std::memcpy(ev.data.data() + 12, v6, 16);
+  std::memcpy(ev.data.data() + 28, id, 3);
+
+  auto raw = decode_event(q, ev.data, {});  // no display hook: the bytes themselves
+  CHECK(std::get<BytesValue>(raw.cells[0]).bytes == std::vector<uint8_t>{127, 0, 0, 1});
+  CHECK(std::get<BytesValue>(raw.cells[1]).bytes.size() == 16);
+  CHECK(std::get<BytesValue>(raw.cells[2]).bytes == std::vector<uint8_t>{0x0a, 0x00, 0x2c});
+
+  DecodeHooks hooks;
+  hooks.display = apply_display;
+  auto shown = decode_event(q, ev.data, hooks);
+  auto text = [&](size_t i) { return bytes_text(std::get<BytesValue>(shown.cells[i])); };
+  CHECK(text(0) == "127.0.0.1");
+  CHECK(text(1) == "fe80::1");
+  CHECK(text(2) == "0a002c");
+
+  // A field past the end of a short record holds what there is, never more.
+  auto cut = decode_field(field("x", ValueKind::Bytes, 30, 4), ev.data, -1, {}, {});
+  CHECK(std::get<BytesValue>(cut).bytes == std::vector<uint8_t>{0x2c, 0x00});
 }

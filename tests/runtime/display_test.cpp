@@ -1,4 +1,4 @@
-// Display functions: syscall, errno, user, ksym, usym and probe names.
+// Display functions: syscall, errno, user, ksym, usym, probe names and IP addresses.
 #include "runtime/display.h"
 
 #include <doctest/doctest.h>
@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "runtime/byte_text.h"
 #include "runtime/syscall_names.h"
 
 using namespace bpfql;
@@ -54,6 +55,21 @@ TEST_CASE("probe: index to the probe's name when names are given") {
         "tracepoint:c:d");
   CHECK(std::get<uint64_t>(apply_display(Display::Probe, uint64_t{5}, -1, names)) == 5);
   CHECK(std::get<uint64_t>(apply_display(Display::Probe, uint64_t{1}, -1)) == 1);
+}
+
+TEST_CASE("ipv4/ipv6: byte arrays to addresses; integers and other displays unchanged") {
+  Cell v4 = BytesValue{{192, 168, 1, 20}};
+  Cell v6 = BytesValue{{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}};
+  auto shown = [](const Cell& c) { return std::get<BytesValue>(c).shown; };
+  Cell a4 = apply_display(Display::Ipv4, v4, -1);
+  CHECK(shown(a4) == BytesValue::Shown::Ipv4);
+  CHECK(std::get<BytesValue>(a4).bytes == std::get<BytesValue>(v4).bytes);  // still the bytes
+  CHECK(bytes_text(std::get<BytesValue>(a4)) == "192.168.1.20");
+  CHECK(bytes_text(std::get<BytesValue>(apply_display(Display::Ipv6, v6, -1))) == "::1");
+  CHECK(shown(apply_display(Display::None, v4, -1)) == BytesValue::Shown::Hex);
+  CHECK(shown(apply_display(Display::Syscall, v4, -1)) == BytesValue::Shown::Hex);
+  CHECK(bytes_text(std::get<BytesValue>(v4)) == "c0a80114");
+  CHECK(std::get<uint64_t>(apply_display(Display::Ipv4, uint64_t{7}, -1)) == 7);
 }
 
 TEST_CASE("non-integer cells and Display::None pass through") {

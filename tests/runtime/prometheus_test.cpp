@@ -135,6 +135,21 @@ TEST_CASE("prometheus: count and sum are counters, min/max/avg gauges, keys are 
   CHECK_LINE(text, "bpfql_last_refresh_timestamp_seconds{query=\"read-bytes\"} 1800000000.000");
 }
 
+TEST_CASE("prometheus: a byte array key is a label with its address, or its hex") {
+  Plan plan;
+  PlanQuery q;
+  q.name = "peers";
+  q.keys = {PlanField{"args.daddr", ValueKind::Bytes, 0, 4, Display::Ipv4},
+            PlanField{"args.id", ValueKind::Bytes, 4, 2, Display::None}};
+  q.aggregates = {agg("count()", AggKind::Count)};
+  q.columns = {"args.daddr", "args.id", "count()"};
+  plan.queries.push_back(q);
+  std::vector<ResultRow> rows = {{{BytesValue{{127, 0, 0, 1}, BytesValue::Shown::Ipv4},
+                                   BytesValue{{0xbe, 0xef}}, uint64_t{5}}}};
+  std::string text = render_one(plan, result(plan.queries[0], rows));
+  CHECK_LINE(text, "bpfql_peers_count{args_daddr=\"127.0.0.1\",args_id=\"beef\"} 5");
+}
+
 TEST_CASE("prometheus: a keyless query has no labels; before the first read only self metrics") {
   Plan plan;
   PlanQuery q;

@@ -265,6 +265,52 @@ TEST_CASE("folded: key cells, then stack frames outermost first, then the count"
   CHECK(notes.str().empty());
 }
 
+TEST_CASE("byte arrays: the same text in table, JSON and CSV: an address or lowercase hex") {
+  UtcZone utc;
+  PlanQuery q = make_query("connects", {});
+  q.streaming = true;
+  q.event_fields = {{"args.saddr", ValueKind::Bytes, 8, 4, Display::Ipv4},
+                    {"args.daddr_v6", ValueKind::Bytes, 12, 16, Display::Ipv6},
+                    {"args.id", ValueKind::Bytes, 28, 3}};
+  using Shown = BytesValue::Shown;
+  std::vector<uint8_t> v6(16, 0);
+  v6[0] = 0xfe;
+  v6[1] = 0x80;
+  v6[15] = 1;
+  StreamRow event{&q, 1'500'000'000,
+                  {BytesValue{{127, 0, 0, 1}, Shown::Ipv4}, BytesValue{v6, Shown::Ipv6},
+                   BytesValue{{0x0a, 0x1b, 0x2c}, Shown::Hex}}};
+
+  std::ostringstream table;
+  make_table_output(table)->event(event);
+  CHECK(table.str().substr(table.str().find('\n') + 1) ==
+        "             ts  args.saddr       args.daddr_v6     args.id\n"
+        "       1.500000  127.0.0.1        fe80::1           0a1b2c\n");
+
+  std::ostringstream json;
+  make_output(OutputFormat::Json, json)->event(event);
+  CHECK(
+      json.str() ==
+      R"J({"query":"connects","ts":1500000000,"args.saddr":"127.0.0.1","args.daddr_v6":"fe80::1","args.id":"0a1b2c"})J"
+      "\n");
+
+  std::ostringstream csv, notes;
+  make_csv_output(csv, notes)->event(event);
+  CHECK(csv.str() ==
+        "query,ts,args.saddr,args.daddr_v6,args.id\n"
+        "connects,1500000000,127.0.0.1,fe80::1,0a1b2c\n");
+
+  // As a group_by key of an aggregating query.
+  PlanQuery agg = make_query("by-peer", {"args.daddr", "count()"});
+  IntervalResult r = make_result(agg, {{{BytesValue{{10, 0, 0, 9}, Shown::Ipv4}, uint64_t{3}}}});
+  CHECK(render(OutputFormat::Table, r) ==
+        "--- by-peer  11:00:05 ---\n"
+        "args.daddr  count()\n"
+        "10.0.0.9          3\n");
+  CHECK(render(OutputFormat::Json, r).find(R"J("rows":[{"args.daddr":"10.0.0.9","count()":3}])J") !=
+        std::string::npos);
+}
+
 TEST_CASE("histogram labels: open bounds, single values, K suffixes only when all fit") {
   CHECK(bucket_label({std::nullopt, 0, 1}, false) == "(..., 0)");
   CHECK(bucket_label({0, 1, 1}, false) == "[0]");

@@ -13,6 +13,9 @@
 //   mixed N SIZE         getppid N, then read N SIZE
 //   spin MS              burn MS milliseconds of this thread's CPU time (no system calls but
 //                        clock_gettime, which the vDSO answers), for CPU profiling tests
+//   connect N PORT       N TCP connections to 127.0.0.1:PORT, each closed once established
+//                        (the test listens there), for the sock/tcp tracepoints
+//   connect6 N PORT      the same to [::1]:PORT
 //
 // Before doing anything it names itself "bpfql-wl" and waits until stdin is readable (a line or
 // EOF), so a test can attach bpfql to its pid first. It waits with poll() and never reads stdin:
@@ -25,7 +28,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -140,6 +146,23 @@ static void do_fork(long n) {
   }
 }
 
+// connect() blocks until the handshake is done, so every connection passes SYN_SENT and
+// ESTABLISHED before it is closed.
+static void do_connect(long n, long port, int ipv6) {
+  struct sockaddr_in v4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  struct sockaddr_in6 v6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port)};
+  v4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  v6.sin6_addr = in6addr_loopback;
+  for (long i = 0; i < n; ++i) {
+    int fd = socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) die("socket");
+    int rc = ipv6 ? connect(fd, (struct sockaddr*)&v6, sizeof v6)
+                  : connect(fd, (struct sockaddr*)&v4, sizeof v4);
+    if (rc != 0) die("connect");
+    close(fd);
+  }
+}
+
 static void wait_for_release(void) {
   struct pollfd p = {.fd = 0, .events = POLLIN};
   while (poll(&p, 1, -1) < 0) {
@@ -170,7 +193,8 @@ static int parse_steps(int argc, char** argv, struct step* steps, int max_steps)
         !strcmp(name, "fork") || !strcmp(name, "spin")) {
       args_needed = 1;
     } else if (!strcmp(name, "getppid-paced") || !strcmp(name, "read") || !strcmp(name, "write") ||
-               !strcmp(name, "openat") || !strcmp(name, "open-missing") || !strcmp(name, "mixed")) {
+               !strcmp(name, "openat") || !strcmp(name, "open-missing") || !strcmp(name, "mixed") ||
+               !strcmp(name, "connect") || !strcmp(name, "connect6")) {
       args_needed = 2;
     } else if (!strcmp(name, "sleep")) {
       s->sleeps = &argv[i];
@@ -191,6 +215,8 @@ static int parse_steps(int argc, char** argv, struct step* steps, int max_steps)
       if (path_arg) s->path = argv[i + 1];
       else s->b = number(argv[i + 1]);
     }
+    if ((!strcmp(name, "connect") || !strcmp(name, "connect6")) && (s->b < 1 || s->b > 65535))
+      usage("connect: PORT must be 1..65535");
     i += args_needed;
   }
   if (count == 0) usage("no steps given");
@@ -209,6 +235,8 @@ static void run_step(struct step* s, int zero_fd, int null_fd) {
   else if (!strcmp(name, "open-missing")) do_openat(s->a, s->path, O_RDONLY, 1);
   else if (!strcmp(name, "fork")) do_fork(s->a);
   else if (!strcmp(name, "spin")) do_spin(s->a);
+  else if (!strcmp(name, "connect")) do_connect(s->a, s->b, 0);
+  else if (!strcmp(name, "connect6")) do_connect(s->a, s->b, 1);
   else if (!strcmp(name, "mixed")) {
     do_getppid(s->a);
     do_read(zero_fd, s->a, s->b, s->buf);
