@@ -223,7 +223,18 @@ Result<void> expand_star(const Located& star, const ExprScope& scope, CheckedQue
   std::vector<Name> names;
   for (const auto& field : probes[0].format->fields) {
     if (field.is_common()) continue;
-    bool may_be_left_out = field.kind == FieldKind::Other || field.kind == FieldKind::ByteArray;
+    // With several probes (a list, a wildcard): the fields they all have.
+    auto lacking = std::find_if(probes.begin(), probes.end(), [&](const ProbeRef& p) {
+      return p.format->field(field.name) == nullptr;
+    });
+    if (lacking != probes.end()) {
+      out.notes.push_back(Diagnostic{
+          star.loc, fmt::format("'*' leaves out args.{}: {} has no such field", field.name,
+                                lacking->spec)});
+      continue;
+    }
+    bool may_be_left_out = field.kind == FieldKind::Other || field.kind == FieldKind::ByteArray ||
+                           probes.size() > 1;
     names.push_back({field.name, false, may_be_left_out});
   }
   names.push_back({"comm", true, false});

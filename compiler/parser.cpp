@@ -312,7 +312,8 @@ class Parser {
     Token token = take();
     switch (token.kind) {
       case TokenKind::Integer:
-        return make(IntLiteral{token.number}, token.begin, token.end, 1, token);
+        return make(IntLiteral{.value = token.number, .from_param = false, .decimal = {}},
+                    token.begin, token.end, 1, token);
       case TokenKind::Decimal:
         return make(IntLiteral{0, false, token.value}, token.begin, token.end, 1, token);
       case TokenKind::String:

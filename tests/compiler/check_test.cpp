@@ -168,6 +168,19 @@ group_by: args.count as size
   CHECK(program->queries[0].keys.at(0).expr->text == "args.count");
 }
 
+TEST_CASE("select * over several probes streams the fields they all have, noting the rest") {
+  auto program = check_yaml(R"(
+probe: [tracepoint:syscalls:sys_enter_read, tracepoint:syscalls:sys_enter_close]
+select: "*"
+)");
+  REQUIRE_MESSAGE(program, program.error().message);
+  const auto& q = program->queries[0];
+  CHECK(q.columns == std::vector<std::string>{"args.__syscall_nr", "args.fd", "comm", "pid"});
+  REQUIRE(q.notes.size() == 2);
+  CHECK(q.notes[0].message ==
+        "'*' leaves out args.buf: tracepoint:syscalls:sys_enter_close has no such field");
+}
+
 TEST_CASE("select * streams every field of the tracepoint, then comm and pid") {
   auto program = check_yaml("probe: tracepoint:syscalls:sys_enter_openat\nselect: '*'\n");
   REQUIRE_MESSAGE(program, program.error().message);
