@@ -525,5 +525,34 @@ TEST_CASE("run: a full disk (/dev/full) is an error, with -o and on stdout") {
   }
 }
 
+// Top-level --help lists -v as a global option: before the command it means what it means after.
+TEST_CASE("-v before the command (or before a file, for run) is the global -v") {
+  REQUIRE_TRACEFS();
+  std::string query = kGood + "/spec-a.yml";
+  for (std::vector<std::string> args : {std::vector<std::string>{"-v", "check", query},
+                                        std::vector<std::string>{"--verbose", "check", query},
+                                        std::vector<std::string>{"-v", "compile", query}}) {
+    CAPTURE(args[1]);
+    Completed run = bpfql(args);
+    INFO("stderr:\n" << run.err);
+    CHECK(run.status.exited_with(0));
+    CHECK(run.err.find("no such file") == std::string::npos);
+  }
+  if (!root_with_tracefs()) {
+    MESSAGE("skipped: run needs root");
+    return;
+  }
+  for (std::vector<std::string> args : {std::vector<std::string>{"-v", "run", query},
+                                        std::vector<std::string>{"-v", query}}) {
+    CAPTURE(args[1]);
+    args.insert(args.end(), {"--stop-after", "1s", "-f", "json"});
+    Completed run = bpfql(args);
+    INFO("stderr:\n" << run.err);
+    CHECK(run.status.exited_with(0));
+    // What only -v prints: the privileges kept after attach.
+    CHECK(run.err.find("attached; dropped privileges") != std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace bpfql::test
