@@ -160,7 +160,8 @@ int main(int argc, char** argv) {
   run->add_option("-o,--output", args.output, "Write the output to FILE");
   run->add_flag("-v,--verbose", args.verbose, "Show libbcc's compiler output and the verifier log");
   run->add_flag("--no-cache", args.no_cache,
-                "Compile with libbcc even if the program cache (/var/cache/bpfql) has the program");
+                "Compile the program (bpfql's clang pass; libbcc for USDT) even if the program "
+                "cache (/var/cache/bpfql) has it, and do not store it there");
 
   auto* serve = app.add_subcommand(
       "serve", "Run continuously as a Prometheus exporter: GET /metrics on --listen");

@@ -554,5 +554,13 @@ TEST_CASE("-v before the command (or before a file, for run) is the global -v") 
   }
 }
 
+TEST_CASE("run --help says what --no-cache does: compile again, not 'with libbcc'") {
+  Completed run = bpfql({"run", "--help"});
+  CHECK(run.status.exited_with(0));
+  INFO("stdout:\n" << run.out);
+  CHECK(run.out.find("Compile with libbcc") == std::string::npos);
+  CHECK(run.out.find("libbcc for USDT") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace bpfql::test
