@@ -554,6 +554,21 @@ TEST_CASE("-v before the command (or before a file, for run) is the global -v") 
   }
 }
 
+TEST_CASE("a directory is not a query file, and the error says so") {
+  char dir_template[] = "/tmp/bpfql-cli-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template));
+  std::string dir = dir_template;
+  for (const char* command : {"check", "compile", "run"}) {
+    CAPTURE(command);
+    Completed run = bpfql({command, dir});
+    INFO("stderr:\n" << run.err);
+    CHECK(run.status.exited_with(2));
+    CHECK(run.err.find(dir + ": error: is a directory, not a query file (the queries in it: " +
+                       dir + "/*.yml)") != std::string::npos);
+  }
+  fs::remove_all(dir);
+}
+
 TEST_CASE("run --help says what --no-cache does: compile again, not 'with libbcc'") {
   Completed run = bpfql({"run", "--help"});
   CHECK(run.status.exited_with(0));
