@@ -569,6 +569,32 @@ TEST_CASE("a directory is not a query file, and the error says so") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("a probe kind alone shows the shape of its spec, for every kind and alias") {
+  REQUIRE_TRACEFS();
+  char dir_template[] = "/tmp/bpfql-cli-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template));
+  std::string file = std::string(dir_template) + "/q.yml";
+  const std::vector<std::pair<std::string, std::string>> shapes = {
+      {"tracepoint", "'tracepoint:CATEGORY:NAME'"}, {"t", "'tracepoint:CATEGORY:NAME'"},
+      {"kprobe", "'kprobe:FUNCTION'"},              {"kretprobe", "'kretprobe:FUNCTION'"},
+      {"uprobe", "'uprobe:TARGET:SYMBOL'"},         {"uretprobe", "'uretprobe:TARGET:SYMBOL'"},
+      {"usdt", "'usdt:TARGET:PROVIDER:NAME'"},      {"profile", "'profile:hz:N'"},
+      {"software", "'software:EVENT[:PERIOD]'"},    {"hardware", "'hardware:EVENT[:PERIOD]'"},
+  };
+  for (const auto& [kind, shape] : shapes) {
+    CAPTURE(kind);
+    std::ofstream(file) << "name: q\nprobe: " << kind << "\nselect: count()\n";
+    Completed run = bpfql({"check", file});
+    INFO("stderr:\n" << run.err);
+    CHECK(run.status.exited_with(2));
+    CHECK(run.err.find(file + ":2:8: error: a ") != std::string::npos);
+    CHECK(run.err.find(shape) != std::string::npos);
+    CHECK(run.err.find(", not '" + kind + "'\n") != std::string::npos);
+    CHECK(run.err.find("did you mean") == std::string::npos);
+  }
+  fs::remove_all(dir_template);
+}
+
 TEST_CASE("run --help says what --no-cache does: compile again, not 'with libbcc'") {
   Completed run = bpfql({"run", "--help"});
   CHECK(run.status.exited_with(0));
