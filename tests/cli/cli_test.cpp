@@ -554,6 +554,31 @@ TEST_CASE("-v before the command (or before a file, for run) is the global -v") 
   }
 }
 
+TEST_CASE("-f folded with no kstack or ustack in the run is a usage error naming each query") {
+  if (!root_with_tracefs()) {
+    MESSAGE("skipped: run needs root");
+    return;
+  }
+  std::string counts = BPFQL_INTEGRATION_QUERY_DIR "/count-by-comm.yml";
+  std::string stream = kGood + "/streaming.yml";
+  Completed run = bpfql({"run", counts, stream, "-p", "pid=1", "-f", "folded", "--stop-after", "1s"});
+  INFO("stderr:\n" << run.err);
+  CHECK(run.status.exited_with(2));
+  CHECK(run.out.empty());
+  CHECK(run.err.find("Tracing") == std::string::npos);
+  CHECK(run.err.find(counts + ":8:11: error: -f folded prints stacks for flame graphs: query "
+                     "'count-by-comm' needs kstack or ustack in group_by (or use -f table, json "
+                     "or csv)") != std::string::npos);
+  CHECK(run.err.find("needs kstack or ustack in select") != std::string::npos);
+
+  // One query with a stack to fold: the run goes ahead; the other is only noted.
+  Completed both = bpfql({"run", counts, BPFQL_INTEGRATION_QUERY_DIR "/getppid-kstack.yml", "-p",
+                          "pid=1", "-f", "folded", "--stop-after", "1s"});
+  INFO("stderr:\n" << both.err);
+  CHECK(both.status.exited_with(0));
+  CHECK(both.err.find("needs kstack or ustack") == std::string::npos);
+}
+
 TEST_CASE("a directory is not a query file, and the error says so") {
   char dir_template[] = "/tmp/bpfql-cli-XXXXXX";
   REQUIRE(::mkdtemp(dir_template));
