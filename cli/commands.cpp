@@ -1,5 +1,6 @@
 #include "cli/commands.h"
 
+#include <algorithm>
 #include <expected>
 #include <iostream>
 
@@ -54,9 +55,34 @@ std::optional<Diagnostic> exportable(const CheckedQuery& q) {
                                 q.name)};
 }
 
+// -f folded prints stacks for flame graphs: a run with no kstack or ustack anywhere would print
+// nothing useful, so each query is an error then. When one query has a stack, the others are
+// only noted (runtime/render/folded.cpp).
+std::vector<Diagnostic> foldable(const CheckedProgram& program) {
+  auto is_stack = [](const auto& item) { return item.expr->type.kind == TypeKind::Stack; };
+  auto stack_of = [&](const CheckedQuery& q) {
+    return std::ranges::any_of(q.keys, is_stack) || std::ranges::any_of(q.stream, is_stack);
+  };
+  if (std::ranges::any_of(program.queries, stack_of)) return {};
+  std::vector<Diagnostic> problems;
+  for (const CheckedQuery& q : program.queries) {
+    // At the group_by, else at the select: where a stack would go.
+    SourceLoc at = !q.keys.empty()         ? q.keys.front().loc
+                   : q.streaming()         ? q.stream.front().loc
+                   : !q.aggregates.empty() ? q.aggregates.front().loc
+                                           : q.loc;
+    problems.push_back(Diagnostic{
+        at, fmt::format("-f folded prints stacks for flame graphs: query '{}' needs kstack or "
+                        "ustack in {} (or use -f table, json or csv)",
+                        q.name, q.streaming() ? "select" : "group_by")});
+  }
+  return problems;
+}
+
 }  // namespace
 
-int command_run(const PipelineInput& input, const RunOptions& options) {
+int command_run(PipelineInput input, const RunOptions& options) {
+  if (options.format == OutputFormat::Folded) input.require_of_all = foldable;
   auto plan = plan_for_kernel(input);
   if (!plan) return plan.error();
   return run_plan(*plan, options);

@@ -11,7 +11,8 @@
 
 namespace bpfql {
 
-int command_run(const PipelineInput& input, const RunOptions& options);
+// With -f folded, a run where no query has a kstack or ustack to fold is a query error (2).
+int command_run(PipelineInput input, const RunOptions& options);
 // Runs the queries as a Prometheus exporter on `listen` (runtime/serve/serve.h); a streaming
 // query is a query error (2), an address it cannot listen on a runtime failure (1).
 int command_serve(PipelineInput input, const ListenAddress& listen, const RunOptions& options);

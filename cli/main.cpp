@@ -111,19 +111,21 @@ void add_query_options(CLI::App* cmd, Args& args) {
 }
 
 // `bpfql [RUN OPTIONS] FILE...` means `bpfql run [RUN OPTIONS] FILE...`. The command names and
-// which of run's options take the next word as their value come from the parser's own
-// definitions, so a new option needs no list kept here.
+// which of the global and run's options take the next word as their value come from the
+// parser's own definitions, so a new option needs no list kept here.
 std::vector<std::string> with_default_command(const CLI::App& app, const CLI::App& run, int argc,
                                               char** argv) {
   std::set<std::string> commands = {"help"};
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
     commands.insert(sub->get_name());
   std::set<std::string> with_value;
-  for (const CLI::Option* option : run.get_options()) {
-    if (option->get_type_size() == 0) continue;  // a flag
-    for (const auto& name : option->get_snames()) with_value.insert("-" + name);
-    for (const auto& name : option->get_lnames()) with_value.insert("--" + name);
-  }
+  for (const CLI::App* options_of : {&app, &run})
+    for (const CLI::Option* option : options_of->get_options()) {
+      // A flag expects no items (its type size is 1 all the same: the value it sets).
+      if (option->get_items_expected_max() == 0) continue;
+      for (const auto& name : option->get_snames()) with_value.insert("-" + name);
+      for (const auto& name : option->get_lnames()) with_value.insert("--" + name);
+    }
   std::vector<std::string> words(argv + 1, argv + argc);
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];
@@ -158,7 +160,8 @@ int main(int argc, char** argv) {
   run->add_option("-o,--output", args.output, "Write the output to FILE");
   run->add_flag("-v,--verbose", args.verbose, "Show libbcc's compiler output and the verifier log");
   run->add_flag("--no-cache", args.no_cache,
-                "Compile with libbcc even if the program cache (/var/cache/bpfql) has the program");
+                "Compile the program (bpfql's clang pass; libbcc for USDT) even if the program "
+                "cache (/var/cache/bpfql) has it, and do not store it there");
 
   auto* serve = app.add_subcommand(
       "serve", "Run continuously as a Prometheus exporter: GET /metrics on --listen");

@@ -109,6 +109,8 @@ ProgramCheck check_each_file(const PipelineInput& input, const KernelCatalog& ca
       result.passed.queries.push_back(std::move(query));
     }
   }
+  if (input.require_of_all && !result.failed)
+    for (const Diagnostic& problem : input.require_of_all(result.passed)) failed(problem);
   return result;
 }
 

@@ -20,6 +20,9 @@ struct PipelineInput {
   // A command's own rule on each checked query (serve: no streaming queries); its diagnostic is
   // reported with the source line like any other.
   std::function<std::optional<Diagnostic>(const CheckedQuery&)> require;
+  // A command's rule on the queries of the whole run, once each passed (run -f folded: some
+  // query has a stack to fold); its diagnostics are reported with the source line too.
+  std::function<std::vector<Diagnostic>(const CheckedProgram&)> require_of_all;
   // A command's additions to each checked query before code generation (serve: histogram sums).
   std::function<void(CheckedQuery&)> adjust;
   // `check -v`: print each query's notes (CheckedQuery::notes) to stderr, as "note:" with the

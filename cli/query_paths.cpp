@@ -65,6 +65,12 @@ Result<std::string> resolve_query(const std::string& file_or_name) {
       if (fs::is_regular_file(candidate, ec)) return candidate.string();
     }
   }
+  if (fs::is_directory(file_or_name, ec)) {
+    std::string dir = file_or_name.back() == '/' ? file_or_name : file_or_name + "/";
+    return std::unexpected(Diagnostic{
+        SourceLoc{file_or_name, 0, 0},
+        fmt::format("is a directory, not a query file (the queries in it: {}*.yml)", dir)});
+  }
   std::vector<std::string> names;
   for (const auto& [name, path] : library_queries()) names.push_back(name);
   return std::unexpected(Diagnostic{

@@ -502,10 +502,11 @@ class ExprChecker {
         const Expr* other = side == &lhs ? &rhs : &lhs;
         if (auto* lit = side->as<StringLiteral>())
           if (static_cast<int>(lit->value.size()) >= other->type.str_size)
-            return error_at(side->loc, fmt::format("\"{}\" is {} bytes, but '{}' holds at most {} "
-                                                   "(raise `strlen` to read more)",
-                                                   lit->value, lit->value.size(), other->text,
-                                                   other->type.str_size - 1));
+            return error_at(side->loc,
+                            fmt::format("\"{}\" is {} bytes, but '{}' holds at most {} {}",
+                                        lit->value, lit->value.size(), other->text,
+                                        other->type.str_size - 1,
+                                        capacity_hint(other->type, "the comparison")));
       }
       return {};
     }
@@ -535,6 +536,18 @@ class ExprChecker {
     return error_at(whole.loc, fmt::format("cannot compare byte array '{}' ({}) with {}; a byte "
                                            "array compares only with another of the same length",
                                            bytes.text, bytes.type.describe(), what));
+  }
+
+  // What would let a string hold more: `strlen` sizes the strings bpfql reads (pointers,
+  // __data_loc fields), never comm's 16 bytes or a char[N] field's N, and then `test` is false.
+  static std::string capacity_hint(const Type& t, const std::string& test) {
+    if (t.source == StringSource::Comm)
+      return fmt::format("(`strlen` does not change comm's {} bytes), so {} can never be true",
+                         t.str_size, test);
+    if (t.source == StringSource::CharArray)
+      return fmt::format("(`strlen` does not change a char[{}] field), so {} can never be true",
+                         t.str_size, test);
+    return "(raise `strlen` to read more)";
   }
 
   // A `char *` field is an address (only `const char *` is read as a string): say how to read it.
@@ -634,10 +647,10 @@ class ExprChecker {
     if (lit->value.empty())
       return error_at(call.args[1]->loc, fmt::format("{}() with an empty string is always true", call.name));
     if (static_cast<int>(lit->value.size()) >= call.args[0]->type.str_size)
-      return error_at(call.args[1]->loc, fmt::format("\"{}\" is longer than the {} bytes '{}' holds "
-                                                     "(raise `strlen` to read more)",
-                                                     lit->value, call.args[0]->type.str_size - 1,
-                                                     call.args[0]->text));
+      return error_at(call.args[1]->loc,
+                      fmt::format("\"{}\" is longer than the {} bytes '{}' holds {}", lit->value,
+                                  call.args[0]->type.str_size - 1, call.args[0]->text,
+                                  capacity_hint(call.args[0]->type, call.name + "()")));
     e.type = Type::boolean();
     return {};
   }

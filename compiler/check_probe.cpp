@@ -339,7 +339,8 @@ Result<std::vector<ProbeRef>> resolve_probe(const Located& spec, const KernelCat
       return error_at(spec.loc, fmt::format("invalid character in probe '{}'", spec.text));
   auto parts = split(spec.text, ':');
   auto kind = kind_names().find(parts[0]);
-  if (kind == kind_names().end() || parts.size() < 2)
+  // A known kind alone ('tracepoint', 'uprobe') is incomplete: its resolver shows the shape.
+  if (kind == kind_names().end())
     return error_at(spec.loc, fmt::format("unknown probe type '{}'", parts[0]) +
                                   did_you_mean(parts[0], long_kind_names()));
   switch (kind->second) {

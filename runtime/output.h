@@ -1,4 +1,4 @@
-// The one output interface: table, JSON and CSV implement it; the session calls it.
+// The one output interface: table, JSON, CSV and folded implement it; the session calls it.
 #pragma once
 
 #include <memory>
@@ -16,6 +16,9 @@ class Output {
   virtual ~Output() = default;
   virtual void interval(const IntervalResult& result) = 0;
   virtual void event(const StreamRow& row) = 0;
+  // A streaming query's `limit` held back `count` events (> 0) in the window that just ended:
+  // its interval, or the whole run.
+  virtual void events_not_printed(const PlanQuery& query, uint64_t count) = 0;
   virtual void flush() = 0;
   // Called once every probe is attached (and privileges were dropped), before the first print.
   virtual void started() {}

@@ -15,7 +15,7 @@ Schedule::Schedule(const Plan& plan, SteadyClock::time_point start) : start_(sta
       auto at = start + duration_cast<SteadyClock::duration>(nanoseconds(*q.stop_after_ns));
       stop_at_ = stop_at_ ? std::min(*stop_at_, at) : at;
     }
-    if (q.streaming) continue;
+    if (q.streaming && q.limit == 0) continue;  // nothing to print on a tick
     Entry e{&q, std::nullopt, start, SteadyClock::time_point::max()};
     if (q.interval_ns && *q.interval_ns > 0) {
       e.interval = duration_cast<SteadyClock::duration>(nanoseconds(*q.interval_ns));

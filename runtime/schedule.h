@@ -1,6 +1,7 @@
 // When each aggregating query prints: every interval_ns (drift-free: deadlines advance by the
 // interval, skipping ticks that were missed), or once at exit; stop_after (the earliest over all
-// queries) ends the run. Pure: driven by the times the session passes in.
+// queries) ends the run. A streaming query with a `limit` has an entry too: its limit windows end
+// on the same ticks (or once, at exit). Pure: driven by the times the session passes in.
 #pragma once
 
 #include <chrono>
@@ -35,7 +36,7 @@ class Schedule {
   // last print for a final one; since the start for cumulative queries.
   double covered_seconds(const Entry& e, SteadyClock::time_point now, bool regular) const;
 
-  // Every aggregating query's entry, in plan order (for the final print).
+  // Every aggregating query's entry (and limited stream's), in plan order (for the final print).
   std::vector<Entry>& entries() { return entries_; }
   // Whether a final print of `e` at `now` would repeat the regular print just made.
   bool just_printed(const Entry& e, SteadyClock::time_point now) const;

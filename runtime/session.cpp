@@ -61,6 +61,7 @@ class Run {
   bool setup();
   void loop(SignalFd& signals);
   void print(Schedule::Entry& e, SteadyClock::time_point now, bool regular);
+  void end_window(Schedule::Entry& e, SteadyClock::time_point now);
   void finish();
   void report_lost(bool at_exit);
   void drop_privileges();
@@ -175,6 +176,14 @@ void Run::print(Schedule::Entry& e, SteadyClock::time_point now, bool regular) {
   e.last_print = now;
 }
 
+// A limited stream's window ends: the events still in the perf buffers happened in it.
+void Run::end_window(Schedule::Entry& e, SteadyClock::time_point now) {
+  streams_.drain();
+  streams_.end_window(*e.query);
+  flush_output();
+  e.last_print = now;
+}
+
 void Run::report_lost(bool at_exit) {
   auto now = SteadyClock::now();
   if (!at_exit && now - last_lost_report_ < std::chrono::seconds(1)) return;
@@ -208,7 +217,12 @@ void Run::loop(SignalFd& signals) {
   for (bool stop = false; !stop;) {
     auto now = SteadyClock::now();
     if (schedule_.should_stop(now)) break;
-    for (auto* e : schedule_.take_due(now)) print(*e, now, /*regular=*/true);
+    for (auto* e : schedule_.take_due(now)) {
+      if (e->query->streaming)
+        end_window(*e, now);
+      else
+        print(*e, now, /*regular=*/true);
+    }
     if (!output_ok()) break;  // the reader of our output went away
 
     int n = epoll_wait(ep, events, 64, Schedule::timeout_ms(schedule_.next_wakeup(), now));
@@ -243,7 +257,10 @@ void Run::finish() {
   auto now = SteadyClock::now();
   for (auto& e : schedule_.entries()) {
     if (!output_ok()) break;
-    if (!schedule_.just_printed(e, now)) print(e, now, /*regular=*/false);
+    if (e.query->streaming)
+      end_window(e, now);  // events may have come since a tick just now
+    else if (!schedule_.just_printed(e, now))
+      print(e, now, /*regular=*/false);
   }
   report_lost(true);
   // A streaming query has no interval print to carry its dropped count (span begins that did

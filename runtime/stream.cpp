@@ -22,6 +22,11 @@ EventStreams::~EventStreams() {
 void EventStreams::on_event(void* cookie, void* data, int size) {
   auto* s = static_cast<Stream*>(cookie);
   if (size <= 0) return;
+  if (s->query->limit != 0 && s->printed_in_window >= s->query->limit) {
+    ++s->not_printed;  // not even decoded
+    return;
+  }
+  ++s->printed_in_window;
   std::span<const uint8_t> bytes(static_cast<const uint8_t*>(data), static_cast<size_t>(size));
   s->owner->output_.event(decode_event(*s->query, bytes, s->hooks));
   ++s->delivered;
@@ -74,6 +79,15 @@ uint64_t EventStreams::drain() {
   uint64_t n = 0;
   for (const auto& [fd, r] : by_fd_) n += read_ready(fd);
   return n;
+}
+
+void EventStreams::end_window(const PlanQuery& query) {
+  for (auto& s : streams_) {
+    if (s->query != &query) continue;
+    if (s->not_printed != 0) output_.events_not_printed(query, s->not_printed);
+    s->printed_in_window = 0;
+    s->not_printed = 0;
+  }
 }
 
 std::vector<EventStreams::Lost> EventStreams::take_new_lost() {

@@ -1,6 +1,7 @@
 // Streaming queries: their perf buffers, opened on every online CPU. The session polls the
 // readers' fds in its own epoll set (next to the signal fd), so one wait covers both; each event
-// is decoded and handed to Output::event as soon as it is read.
+// is decoded and handed to Output::event as soon as it is read, up to the query's `limit` per
+// window (the session ends windows); events past it are only counted.
 #pragma once
 
 #include <cstdint>
@@ -34,8 +35,12 @@ class EventStreams {
   std::vector<int> fds() const;
   // Reads what is ready on one reader fd (from the poll set); returns events delivered.
   uint64_t read_ready(int fd);
-  // Reads every buffer to the end (at exit).
+  // Reads every buffer to the end (at exit, and before a window ends).
   uint64_t drain();
+
+  // Ends the current `limit` window of `query`'s stream (its interval, or the whole run): says
+  // how many events the limit held back in it, and lets the next `limit` events print.
+  void end_window(const PlanQuery& query);
 
   // Events the kernel dropped because a buffer was full: new since the last call, per query.
   struct Lost {
@@ -53,6 +58,8 @@ class EventStreams {
     uint64_t lost = 0;
     uint64_t lost_reported = 0;
     uint64_t delivered = 0;
+    uint64_t printed_in_window = 0;  // against the query's `limit`
+    uint64_t not_printed = 0;        // in this window, past the limit
   };
   static void on_event(void* cookie, void* data, int size);
   static void on_lost(void* cookie, uint64_t count);

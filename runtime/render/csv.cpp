@@ -58,6 +58,10 @@ class CsvOutput final : public Output {
     out_ << csv_line(std::move(fields));
   }
 
+  void events_not_printed(const PlanQuery& query, uint64_t count) override {
+    notes_ << not_printed_note(query, count);
+  }
+
   void flush() override {
     out_.flush();
     notes_.flush();

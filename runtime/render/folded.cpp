@@ -174,6 +174,10 @@ class FoldedOutput final : public Output {
     if (!frames.empty()) out_ << folded_line(frames, 1);
   }
 
+  void events_not_printed(const PlanQuery& query, uint64_t count) override {
+    notes_ << not_printed_note(query, count);
+  }
+
   void flush() override {
     out_.flush();
     notes_.flush();

@@ -84,6 +84,11 @@ std::vector<std::string> field_names(const StreamRow& row) {
 
 std::string query_name(const PlanQuery* query) { return query != nullptr ? query->name : "?"; }
 
+std::string not_printed_note(const PlanQuery& query, uint64_t count) {
+  return fmt::format("bpfql: {}: {} more events not printed (limit {})\n", query.name, count,
+                     query.limit);
+}
+
 bool is_block_cell(const Cell& cell) {
   return std::holds_alternative<Histogram>(cell) || std::holds_alternative<StackValue>(cell);
 }

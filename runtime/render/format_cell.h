@@ -19,6 +19,9 @@ using OrderedJson = nlohmann::ordered_json;
 std::vector<std::string> column_names(const IntervalResult& result);
 std::vector<std::string> field_names(const StreamRow& row);
 std::string query_name(const PlanQuery* query);  // "?" when null
+// The stderr note of a streaming query's window whose `limit` held events back:
+//   "bpfql: execs: 1234 more events not printed (limit 2)\n"
+std::string not_printed_note(const PlanQuery& query, uint64_t count);
 
 // Cells that print on lines of their own below a table row (histograms, stacks).
 bool is_block_cell(const Cell& cell);

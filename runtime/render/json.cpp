@@ -6,16 +6,24 @@ namespace {
 
 class JsonOutput final : public Output {
  public:
-  explicit JsonOutput(std::ostream& out) : out_(out) {}
+  JsonOutput(std::ostream& out, std::ostream& notes) : out_(out), notes_(notes) {}
 
   void interval(const IntervalResult& result) override {
     out_ << json_text(interval_json(result)) << '\n';
   }
   void event(const StreamRow& row) override { out_ << json_text(event_json(row)) << '\n'; }
-  void flush() override { out_.flush(); }
+  // On stderr: every line of the output stays an event or an interval object (spec §6).
+  void events_not_printed(const PlanQuery& query, uint64_t count) override {
+    notes_ << not_printed_note(query, count);
+  }
+  void flush() override {
+    out_.flush();
+    notes_.flush();
+  }
 
  private:
   std::ostream& out_;
+  std::ostream& notes_;
 };
 
 }  // namespace
@@ -49,8 +57,8 @@ OrderedJson event_json(const StreamRow& row) {
   return j;
 }
 
-std::unique_ptr<Output> make_json_output(std::ostream& out) {
-  return std::make_unique<JsonOutput>(out);
+std::unique_ptr<Output> make_json_output(std::ostream& out, std::ostream& notes) {
+  return std::make_unique<JsonOutput>(out, notes);
 }
 
 }  // namespace bpfql

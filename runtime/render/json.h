@@ -11,7 +11,8 @@
 
 namespace bpfql {
 
-std::unique_ptr<Output> make_json_output(std::ostream& out);
+// What the limit of a streaming query held back goes to `notes` (stderr).
+std::unique_ptr<Output> make_json_output(std::ostream& out, std::ostream& notes);
 
 // The objects themselves, for other emitters (keys in column order).
 OrderedJson interval_json(const IntervalResult& result);

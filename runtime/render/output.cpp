@@ -15,7 +15,7 @@ std::unique_ptr<Output> make_output(OutputFormat format, std::ostream& out) {
     case OutputFormat::Table:
       return make_table_output(out);
     case OutputFormat::Json:
-      return make_json_output(out);
+      return make_json_output(out, std::cerr);
     case OutputFormat::Csv:
       return make_csv_output(out, std::cerr);
     case OutputFormat::Folded:

@@ -201,6 +201,11 @@ class TableOutput final : public Output {
     print_event(row, l);
   }
 
+  void events_not_printed(const PlanQuery& query, uint64_t count) override {
+    out_ << fmt::format("... {} more events not printed (limit {})\n", count, query.limit);
+    last_stream_ = nullptr;  // the next window's events begin a section of their own
+  }
+
   void flush() override { out_.flush(); }
 
  private:

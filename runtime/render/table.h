@@ -7,7 +7,8 @@
 //   dropped 3 keys (map full: raise max_entries)
 //
 // Histograms and stacks print below their row, indented, one bucket or frame per line.
-// Streamed events print one line each under a header that repeats when the query changes.
+// Streamed events print one line each under a header that repeats when the query changes; a
+// window whose `limit` held events back ends with "... 1234 more events not printed (limit 2)".
 #pragma once
 
 #include <memory>

@@ -31,6 +31,7 @@ class PrometheusOutput final : public Output {
   PrometheusOutput(const Plan& plan, HttpExporter& exporter);
   void interval(const IntervalResult& result) override;
   void event(const StreamRow&) override {}  // serve rejects streaming queries before this
+  void events_not_printed(const PlanQuery&, uint64_t) override {}
   void flush() override;
   void started() override;
 

@@ -549,5 +549,108 @@ TEST_CASE("run: a full disk (/dev/full) is an error, with -o and on stdout") {
   }
 }
 
+// Top-level --help lists -v as a global option: before the command it means what it means after.
+TEST_CASE("-v before the command (or before a file, for run) is the global -v") {
+  REQUIRE_TRACEFS();
+  std::string query = kGood + "/spec-a.yml";
+  for (std::vector<std::string> args : {std::vector<std::string>{"-v", "check", query},
+                                        std::vector<std::string>{"--verbose", "check", query},
+                                        std::vector<std::string>{"-v", "compile", query}}) {
+    CAPTURE(args[1]);
+    Completed run = bpfql(args);
+    INFO("stderr:\n" << run.err);
+    CHECK(run.status.exited_with(0));
+    CHECK(run.err.find("no such file") == std::string::npos);
+  }
+  if (!root_with_tracefs()) {
+    MESSAGE("skipped: run needs root");
+    return;
+  }
+  for (std::vector<std::string> args : {std::vector<std::string>{"-v", "run", query},
+                                        std::vector<std::string>{"-v", query}}) {
+    CAPTURE(args[1]);
+    args.insert(args.end(), {"--stop-after", "1s", "-f", "json"});
+    Completed run = bpfql(args);
+    INFO("stderr:\n" << run.err);
+    CHECK(run.status.exited_with(0));
+    // What only -v prints: the privileges kept after attach.
+    CHECK(run.err.find("attached; dropped privileges") != std::string::npos);
+  }
+}
+
+TEST_CASE("-f folded with no kstack or ustack in the run is a usage error naming each query") {
+  if (!root_with_tracefs()) {
+    MESSAGE("skipped: run needs root");
+    return;
+  }
+  std::string counts = BPFQL_INTEGRATION_QUERY_DIR "/count-by-comm.yml";
+  std::string stream = kGood + "/streaming.yml";
+  Completed run = bpfql({"run", counts, stream, "-p", "pid=1", "-f", "folded", "--stop-after", "1s"});
+  INFO("stderr:\n" << run.err);
+  CHECK(run.status.exited_with(2));
+  CHECK(run.out.empty());
+  CHECK(run.err.find("Tracing") == std::string::npos);
+  CHECK(run.err.find(counts + ":8:11: error: -f folded prints stacks for flame graphs: query "
+                     "'count-by-comm' needs kstack or ustack in group_by (or use -f table, json "
+                     "or csv)") != std::string::npos);
+  CHECK(run.err.find("needs kstack or ustack in select") != std::string::npos);
+
+  // One query with a stack to fold: the run goes ahead; the other is only noted.
+  Completed both = bpfql({"run", counts, BPFQL_INTEGRATION_QUERY_DIR "/getppid-kstack.yml", "-p",
+                          "pid=1", "-f", "folded", "--stop-after", "1s"});
+  INFO("stderr:\n" << both.err);
+  CHECK(both.status.exited_with(0));
+  CHECK(both.err.find("needs kstack or ustack") == std::string::npos);
+}
+
+TEST_CASE("a directory is not a query file, and the error says so") {
+  char dir_template[] = "/tmp/bpfql-cli-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template));
+  std::string dir = dir_template;
+  for (const char* command : {"check", "compile", "run"}) {
+    CAPTURE(command);
+    Completed run = bpfql({command, dir});
+    INFO("stderr:\n" << run.err);
+    CHECK(run.status.exited_with(2));
+    CHECK(run.err.find(dir + ": error: is a directory, not a query file (the queries in it: " +
+                       dir + "/*.yml)") != std::string::npos);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a probe kind alone shows the shape of its spec, for every kind and alias") {
+  REQUIRE_TRACEFS();
+  char dir_template[] = "/tmp/bpfql-cli-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template));
+  std::string file = std::string(dir_template) + "/q.yml";
+  const std::vector<std::pair<std::string, std::string>> shapes = {
+      {"tracepoint", "'tracepoint:CATEGORY:NAME'"}, {"t", "'tracepoint:CATEGORY:NAME'"},
+      {"kprobe", "'kprobe:FUNCTION'"},              {"kretprobe", "'kretprobe:FUNCTION'"},
+      {"uprobe", "'uprobe:TARGET:SYMBOL'"},         {"uretprobe", "'uretprobe:TARGET:SYMBOL'"},
+      {"usdt", "'usdt:TARGET:PROVIDER:NAME'"},      {"profile", "'profile:hz:N'"},
+      {"software", "'software:EVENT[:PERIOD]'"},    {"hardware", "'hardware:EVENT[:PERIOD]'"},
+  };
+  for (const auto& [kind, shape] : shapes) {
+    CAPTURE(kind);
+    std::ofstream(file) << "name: q\nprobe: " << kind << "\nselect: count()\n";
+    Completed run = bpfql({"check", file});
+    INFO("stderr:\n" << run.err);
+    CHECK(run.status.exited_with(2));
+    CHECK(run.err.find(file + ":2:8: error: a ") != std::string::npos);
+    CHECK(run.err.find(shape) != std::string::npos);
+    CHECK(run.err.find(", not '" + kind + "'\n") != std::string::npos);
+    CHECK(run.err.find("did you mean") == std::string::npos);
+  }
+  fs::remove_all(dir_template);
+}
+
+TEST_CASE("run --help says what --no-cache does: compile again, not 'with libbcc'") {
+  Completed run = bpfql({"run", "--help"});
+  CHECK(run.status.exited_with(0));
+  INFO("stdout:\n" << run.out);
+  CHECK(run.out.find("Compile with libbcc") == std::string::npos);
+  CHECK(run.out.find("libbcc for USDT") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace bpfql::test

@@ -398,11 +398,29 @@ TEST_CASE("error: ordering strings") {
         "startswith() and contains()");
 }
 
-TEST_CASE("error: a string literal longer than the string it is compared with") {
+TEST_CASE("error: a string literal longer than comm, whose 16 bytes strlen does not change") {
   CHECK(check_error("probe: tracepoint:raw_syscalls:sys_enter\nwhere: comm == "
                     "\"a-name-longer-than-sixteen\"\nselect: count()\n") ==
-        "2:16: \"a-name-longer-than-sixteen\" is 26 bytes, but 'comm' holds at most 15 (raise "
-        "`strlen` to read more)");
+        "2:16: \"a-name-longer-than-sixteen\" is 26 bytes, but 'comm' holds at most 15 (`strlen` "
+        "does not change comm's 16 bytes), so the comparison can never be true");
+  CHECK(check_error("probe: tracepoint:raw_syscalls:sys_enter\nwhere: startswith(comm, "
+                    "\"abcdefghijklmnopq\")\nselect: count()\n") ==
+        "2:25: \"abcdefghijklmnopq\" is longer than the 15 bytes 'comm' holds (`strlen` does not "
+        "change comm's 16 bytes), so startswith() can never be true");
+}
+
+TEST_CASE("error: a string literal longer than a char[N] field, whose N strlen does not change") {
+  CHECK(check_error("probe: tracepoint:sched:sched_switch\nwhere: args.prev_comm in (\"a\", "
+                    "\"abcdefghijklmnopqr\")\nselect: count()\n") ==
+        "2:32: \"abcdefghijklmnopqr\" is 18 bytes, but 'args.prev_comm' holds at most 15 "
+        "(`strlen` does not change a char[16] field), so the comparison can never be true");
+}
+
+TEST_CASE("error: a string literal longer than the bytes read of a pointer: raise strlen") {
+  CHECK(check_error("probe: tracepoint:syscalls:sys_enter_openat\nwhere: contains(args.filename, "
+                    "\"abcdefghijkl\")\nselect: count()\nstrlen: 8\n") ==
+        "2:32: \"abcdefghijkl\" is longer than the 7 bytes 'args.filename' holds (raise `strlen` "
+        "to read more)");
 }
 
 TEST_CASE("error: lhist bounds") {

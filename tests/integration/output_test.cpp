@@ -108,6 +108,52 @@ TEST_CASE("select of plain values streams one record per event") {
   }
 }
 
+TEST_CASE("limit on a stream without interval: that many events for the whole run, the rest counted") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("stream-limit.yml")}, .workload = {"getppid", "1000"}});
+  INFO("stdout:\n" << run.out << "\nstderr:\n" << run.err);
+  CHECK(run.status.exited_with(0));
+  std::vector<json> events = events_of(run, "stream-limit");
+  CHECK(events.size() == 5);
+  for (const json& e : events) CHECK(as_int(e["pid"]) == run.workload_pid);
+  // JSON lines stay events; the count is a note on stderr, once.
+  std::string note = "bpfql: stream-limit: 995 more events not printed (limit 5)\n";
+  CHECK(run.err.find(note) != std::string::npos);
+  CHECK(run.err.find(note) == run.err.rfind(note));
+}
+
+TEST_CASE("limit on a stream with interval: exactly that many rows per window, the rest counted") {
+  BPFQL_REQUIRE_ROOT();
+  // Three bursts of 100 calls, 700 ms apart: each lands in a 500 ms window of its own.
+  TraceRun run = trace({.queries = {query_file("stream-limit-interval.yml")},
+                        .workload = {"getppid", "100", "sleep", "700", "getppid", "100", "sleep",
+                                     "700", "getppid", "100"},
+                        .format = "table"});
+  INFO("stdout:\n" << run.out << "\nstderr:\n" << run.err);
+  CHECK(run.status.exited_with(0));
+  // Event rows ("   1.500000    4242"), counted per window; a window that held events back
+  // ends with "... N more events not printed (limit 3)".
+  std::vector<int> rows_per_window{0};
+  std::vector<int> not_printed;
+  for (const std::string& line : split_lines(run.out)) {
+    std::istringstream words(line);
+    std::string ts;
+    int64_t pid = 0;
+    if (line.starts_with("... ")) {
+      int n = 0;
+      std::istringstream(line.substr(4)) >> n;
+      CHECK(line.ends_with(" more events not printed (limit 3)"));
+      not_printed.push_back(n);
+      rows_per_window.push_back(0);
+    } else if (words >> ts >> pid && ts.find('.') != std::string::npos) {
+      CHECK(pid == run.workload_pid);
+      ++rows_per_window.back();
+    }
+  }
+  CHECK(not_printed == std::vector<int>{97, 97, 97});
+  CHECK(rows_per_window == std::vector<int>{3, 3, 3, 0});
+}
+
 std::vector<std::string> csv_fields(const std::string& line) {
   std::vector<std::string> fields;
   std::string field;

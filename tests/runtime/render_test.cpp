@@ -158,6 +158,42 @@ TEST_CASE("table: a stream prints its header once, then one line per event") {
         "       2.000001        7  bash\n");
 }
 
+TEST_CASE("table: a window whose limit held events back ends with their count") {
+  UtcZone utc;
+  PlanQuery q = make_query("execs", {});
+  q.streaming = true;
+  q.limit = 1;
+  q.event_fields = {{"pid", ValueKind::Unsigned, 8, 4}};
+  std::ostringstream out;
+  auto output = make_table_output(out);
+  output->event({&q, 1'000'000'000, {uint64_t{42}}});
+  output->events_not_printed(q, 1234);
+  output->event({&q, 2'000'000'000, {uint64_t{43}}});
+  std::string text = out.str();
+  INFO("table:\n" << text);
+  CHECK(text.find("       1.000000       42\n... 1234 more events not printed (limit 1)\n\n--- execs  ") !=
+        std::string::npos);
+  // The next window's event begins a section of its own, with the header.
+  CHECK(text.ends_with("             ts      pid\n       2.000000       43\n"));
+}
+
+TEST_CASE("json, csv and folded: what a limit held back is a note on stderr, not a line of output") {
+  PlanQuery q = make_query("execs", {});
+  q.streaming = true;
+  q.limit = 2;
+  q.event_fields = {{"pid", ValueKind::Unsigned, 8, 4}};
+  for (auto make : {make_json_output, make_csv_output, make_folded_output}) {
+    std::ostringstream out, notes;
+    auto output = make(out, notes);
+    output->event({&q, 99, {uint64_t{42}}});
+    std::string events = out.str();
+    output->events_not_printed(q, 7);
+    output->flush();
+    CHECK(out.str() == events);
+    CHECK(notes.str() == "bpfql: execs: 7 more events not printed (limit 2)\n");
+  }
+}
+
 TEST_CASE("json: exactly the spec's example line") {
   PlanQuery q = make_query("opens", {"comm", "count()"});
   IntervalResult r = make_result(q, {{{std::string("nginx"), uint64_t{42}}}});

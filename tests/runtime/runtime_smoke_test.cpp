@@ -284,6 +284,7 @@ class CapturingOutput : public Output {
  public:
   void interval(const IntervalResult& r) override { intervals.push_back(r); }
   void event(const StreamRow& row) override { events.push_back(row); }
+  void events_not_printed(const PlanQuery&, uint64_t) override {}  // its queries have no limit
   void flush() override {}
   std::vector<IntervalResult> intervals;
   std::vector<StreamRow> events;

@@ -19,7 +19,7 @@ Plan plan_with(std::optional<uint64_t> interval_ns, std::optional<uint64_t> stop
   b.name = "b";  // no interval: prints at exit only
   PlanQuery s;
   s.name = "s";
-  s.streaming = true;  // streams: never in the schedule
+  s.streaming = true;  // a stream without a limit: never in the schedule
   p.queries = {a, b, s};
   return p;
 }
@@ -75,6 +75,26 @@ TEST_CASE("seconds covered: nominal for ticks, partial at the end, from the star
   p.queries[0].cumulative = true;
   Schedule c(p, t0);
   CHECK(c.covered_seconds(c.entries()[0], t0 + seconds(3), true) == doctest::Approx(3.0));
+}
+
+TEST_CASE("a stream with a limit has an entry: its windows end on its ticks, or once at exit") {
+  Plan p = plan_with(std::nullopt, std::nullopt);
+  p.queries[2].limit = 2;
+  p.queries[2].interval_ns = 500'000'000;
+  PlanQuery whole_run;
+  whole_run.name = "w";
+  whole_run.streaming = true;
+  whole_run.limit = 5;
+  p.queries.push_back(whole_run);
+  auto t0 = SteadyClock::time_point{} + seconds(100);
+  Schedule s(p, t0);
+  REQUIRE(s.entries().size() == 4);
+  CHECK(s.entries()[2].query->name == "s");
+  CHECK(s.entries()[3].query->name == "w");
+  CHECK(s.next_wakeup() == t0 + milliseconds(500));
+  auto due = s.take_due(t0 + milliseconds(500));
+  REQUIRE(due.size() == 1);
+  CHECK(due[0]->query->name == "s");
 }
 
 TEST_CASE("epoll timeouts round up so the loop never spins before a deadline") {
