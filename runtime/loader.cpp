@@ -134,7 +134,7 @@ std::optional<LoadResult> load_cached(const Plan& plan, CacheUse& u, MapPrecreat
   }
   LoadResult r = load_image(plan, *image, &maps);
   if (r.bpf) {
-    r.log = fmt::format("program cache: hit {} (libbcc not run)\n", path) + r.log;
+    r.log = fmt::format("program cache: hit {} (no compiler run)\n", path) + r.log;
     return r;
   }
   // Loaded before on this kernel, refused now: compile again, which says why.

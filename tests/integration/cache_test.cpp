@@ -1,6 +1,6 @@
 // The program cache end to end: the first run of a query compiles it (in a helper
 // process) and stores it; the next run loads the stored program and does not run libbcc at all
-// (bpfql -v says "program cache: hit ... (libbcc not run)", and the miss/compile line is absent),
+// (bpfql -v says "program cache: hit ... (no compiler run)", and the miss/compile line is absent),
 // and both count exactly the same events. USDT too: libbcc's argument readers come from the
 // cache. Each test uses its own cache directory (BPFQL_CACHE_DIR).
 #include <stdlib.h>
@@ -48,7 +48,7 @@ void check_warm(const TraceRun& run) {
   INFO("warm stderr:\n" << run.err);
   CHECK(run.status.exited_with(0));
   CHECK(has(run.err, "program cache: hit"));
-  CHECK(has(run.err, "(libbcc not run)"));
+  CHECK(has(run.err, "(no compiler run)"));
   CHECK(!has(run.err, "program cache: miss"));
   CHECK(!has(run.err, "program cache: stored"));
 }
