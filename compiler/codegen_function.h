@@ -87,6 +87,7 @@ class FunctionGen {
   CValue runtime_constant(uint64_t value, const std::string& source);
   const TracepointField* format_field(const std::string& name) const;
   std::string record_field(const std::string& name);  // "args->name"; notes the record is read
+  CValue record_value(const std::string& name, const Type& t, const std::string& load);
 
   // Strings (codegen_strings.cpp).
   Result<CString> string_value(const Expr& e, bool indexed);
