@@ -67,6 +67,7 @@ class FunctionGen {
   void ensure_scratch();
   void ensure_key_zeroed();
   void ensure_event_zeroed();
+  void zero_in_pieces(const std::string& lvalue, uint32_t bytes);
   void ensure_zero_value();
 
   // Integer and boolean expressions (codegen_expr.cpp).

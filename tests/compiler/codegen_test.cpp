@@ -744,6 +744,41 @@ std::string many(const std::string& item, const std::string& prefix, int n) {
 
 }  // namespace
 
+TEST_CASE("an event over 1 KiB is zeroed 1 KiB at a time, in memsets LLVM keeps apart") {
+  // ts and 130 u64 columns: 1048 bytes, more than one memset LLVM's BPF backend inlines.
+  Plan plan = plan_for("name: wide\nprobe: tracepoint:syscalls:sys_enter_write\nselect: " +
+                       many("args.count + 1", "c", 130) + "\n");
+  REQUIRE(plan.queries[0].event_size == 1048);
+  std::string body = function_body(plan.c_source, "q0_p0");
+  CHECK(body.find("  __builtin_memset(&sc->ev, 0, 1024);\n"
+                  "  asm volatile(\"\" ::: \"memory\");\n"
+                  "  __builtin_memset((u64 *)&sc->ev + 128, 0, 24);\n") != std::string::npos);
+  CHECK(body.find("perf_submit(args, &sc->ev, sizeof(sc->ev))") != std::string::npos);  // all of it
+}
+
+TEST_CASE("per-CPU map values hold at most 32 KiB: larger events and values are errors") {
+  // 128 strings of 256 bytes and the time: 32776 bytes.
+  auto events = testing::check_yaml(
+      "name: events\nprobe: tracepoint:syscalls:sys_enter_openat\nstrlen: 256\nselect: " +
+      many("args.filename", "s", 128) + "\n");
+  REQUIRE(events.has_value());
+  std::string error = codegen_error(std::move(*events));
+  CHECK(error.find("each event of query 'events' takes 32776 bytes") != std::string::npos);
+  CHECK(error.find("at most 32768 (select fewer columns or lower `strlen`)") != std::string::npos);
+  // One fewer fits.
+  plan_for("name: events\nprobe: tracepoint:syscalls:sys_enter_openat\nstrlen: 256\nselect: " +
+           many("args.filename", "s", 127) + "\n");
+
+  // 4096 sums and the count: 32776 bytes per key.
+  auto values = testing::check_yaml(
+      "name: sums\nprobe: tracepoint:syscalls:sys_enter_write\n"
+      "select: " +
+      many("sum(args.count)", "s", 4096) + "\ngroup_by: pid\n");
+  REQUIRE(values.has_value());
+  error = codegen_error(std::move(*values));
+  CHECK(error.find("the aggregates of query 'sums' take 32776 bytes per key") != std::string::npos);
+}
+
 TEST_CASE("a tracepoint field or a function argument is read once, into a local") {
   // Read at each use, clang keeps `args + 32` in a register, which the verifier refuses.
   Plan hists = plan_for("name: h\nprobe: tracepoint:syscalls:sys_enter_write\nselect: " +
