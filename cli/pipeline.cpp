@@ -51,11 +51,23 @@ std::vector<Result<QueryFile>> load_files(const std::vector<std::string>& files_
   return files;
 }
 
+// Code generation has rules of its own (how big a map key or an event may be): a query that
+// breaks one fails `check` as it would fail `compile`. Each query is generated alone, so that
+// every bad query of a file is reported and the good ones still listed.
+std::optional<Diagnostic> generation_problem(CheckedQuery& query) {
+  CheckedProgram alone;
+  alone.queries.push_back(std::move(query));
+  auto plan = generate_plan(alone);
+  query = std::move(alone.queries.front());
+  if (plan) return std::nullopt;
+  return plan.error();
+}
+
 }  // namespace
 
 ProgramCheck check_each_file(const PipelineInput& input, const KernelCatalog& catalog) {
   ProgramCheck result;
-  std::map<std::string, std::string> texts;
+  std::map<std::string, std::string>& texts = result.texts;
   // Every file is checked even after one fails, so that one run reports every file's error.
   auto failed = [&](const Diagnostic& diag) {
     std::cerr << rendered(diag, texts);
@@ -98,6 +110,10 @@ ProgramCheck check_each_file(const PipelineInput& input, const KernelCatalog& ca
           continue;
         }
       if (input.adjust) input.adjust(query);
+      if (auto problem = generation_problem(query)) {
+        failed(*problem);
+        continue;
+      }
       if (!names.insert(query.name).second) {
         failed(Diagnostic{query.loc, fmt::format("a query named '{}' is already loaded from "
                                                  "another file; rename one with `name:`",
@@ -114,19 +130,12 @@ ProgramCheck check_each_file(const PipelineInput& input, const KernelCatalog& ca
   return result;
 }
 
-std::optional<CheckedProgram> check_queries(const PipelineInput& input,
-                                            const KernelCatalog& catalog) {
+std::optional<Plan> compile_queries(const PipelineInput& input, const KernelCatalog& catalog) {
   ProgramCheck checked = check_each_file(input, catalog);
   if (checked.failed) return std::nullopt;
-  return std::move(checked.passed);
-}
-
-std::optional<Plan> compile_queries(const PipelineInput& input, const KernelCatalog& catalog) {
-  auto program = check_queries(input, catalog);
-  if (!program) return std::nullopt;
-  auto plan = generate_plan(*program);
-  if (!plan) {
-    std::cerr << format_diagnostic(plan.error(), "");
+  auto plan = generate_plan(checked.passed);
+  if (!plan) {  // each query was generated alone already: only the program as a whole is new
+    std::cerr << rendered(plan.error(), checked.texts);
     return std::nullopt;
   }
   return std::move(*plan);

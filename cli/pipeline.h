@@ -34,15 +34,14 @@ struct PipelineInput {
 struct ProgramCheck {
   CheckedProgram passed;
   bool failed = false;
+  std::map<std::string, std::string> texts;  // each file's text, by path: for caret lines
 };
 
 // Loads and checks every file, going on past a bad one: prints each file's diagnostic to stderr.
+// A query passes when code generation accepts it too.
 ProgramCheck check_each_file(const PipelineInput& input, const KernelCatalog& catalog);
 
-// check_each_file, all or nothing: nullopt when anything failed.
-std::optional<CheckedProgram> check_queries(const PipelineInput& input, const KernelCatalog& catalog);
-
-// check_queries, then code generation.
+// check_each_file, all or nothing (nullopt when anything failed), then code generation.
 std::optional<Plan> compile_queries(const PipelineInput& input, const KernelCatalog& catalog);
 
 }  // namespace bpfql

@@ -146,7 +146,7 @@ Result<CValue> FunctionGen::builtin(const Expr& e, const BuiltinRef& b) {
       if (kind != ProbeKind::Kretprobe && kind != ProbeKind::Uretprobe)
         return std::unexpected(
             unsupported(e, fmt::format("'retval' is not available on '{}'", env_.probe->spec)));
-      return CValue{"PT_REGS_RC(ctx)", u64};
+      return CValue{cached("retval", "u64 retval = PT_REGS_RC(ctx);"), u64};  // as fields are
     case Builtin::Arg:
       return argument(e, b.arg_index);
     case Builtin::Ppid:
@@ -181,7 +181,9 @@ Result<CValue> FunctionGen::argument(const Expr& e, int index) {
       kind == ProbeKind::Uretprobe) {
     if (index < 0 || index > 5)
       return std::unexpected(unsupported(e, "function probes offer arg0..arg5"));
-    return CValue{fmt::format("PT_REGS_PARM{}(ctx)", index + 1), Type::integer(64, false)};
+    std::string name = fmt::format("arg{}", index);  // read once, as fields are (record_value)
+    return CValue{cached(name, fmt::format("u64 {} = PT_REGS_PARM{}(ctx);", name, index + 1)),
+                  Type::integer(64, false)};
   }
   return std::unexpected(
       unsupported(e, fmt::format("'{}' is not available on '{}'", e.text, env_.probe->spec)));
@@ -230,10 +232,20 @@ Result<CValue> FunctionGen::field(const Expr& e, const FieldRef& f) {
   // A pointer field is an unsigned address.
   if (tf->kind == FieldKind::Integer && tf->value_size) {  // a narrower type in a wider slot
     Type t = Type::integer(tf->value_size * 8, tf->value_signed);
-    return CValue{fmt::format("(({}){})", c_type(t), record_field(f.name)), t};
+    return record_value(f.name, t, fmt::format("({}){}", c_type(t), record_field(f.name)));
   }
   bool is_signed = tf->kind == FieldKind::Integer && tf->is_signed;
-  return CValue{record_field(f.name), Type::integer(tf->size * 8, is_signed)};
+  Type t = Type::integer(tf->size * 8, is_signed);
+  return record_value(f.name, t, record_field(f.name));
+}
+
+// A field of the record as a number, loaded into a local at its first use. Read again at each
+// use, clang may keep `args + offset` in a register across helper calls and load through it,
+// which the verifier refuses ("dereference of modified ctx ptr"); a local is read once, from
+// the ctx pointer itself at a constant offset.
+CValue FunctionGen::record_value(const std::string& name, const Type& t, const std::string& load) {
+  std::string local = "args_" + name;
+  return CValue{cached(local, fmt::format("{} {} = {};", c_type(t), local, load)), t};
 }
 
 Result<CValue> FunctionGen::unary(const Expr& e, const Unary& u) {

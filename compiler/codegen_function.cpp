@@ -246,11 +246,28 @@ void FunctionGen::ensure_event_zeroed() {
     line(fmt::format("{} {};", layout_.event.type(), layout_.event_var));
   else
     ensure_scratch();
-  if (layout_.event_zeroed < layout_.event.size())
+  if (layout_.event_zeroed > kMaxInlineMemset)
+    zero_in_pieces(layout_.event_var, layout_.event_zeroed);
+  else if (layout_.event_zeroed < layout_.event.size())
     line(fmt::format("__builtin_memset(&{}, 0, {});  /* up to the stacks */", layout_.event_var,
                      layout_.event_zeroed));
   else
     line(fmt::format("__builtin_memset(&{0}, 0, sizeof({0}));", layout_.event_var));
+}
+
+// Zeroes the first `bytes` of a struct too large for one memset, one inlined memset per KiB.
+// LLVM merges adjacent memsets into one (a call again): an empty asm that may touch memory
+// between them keeps them apart. The stores are those one memset would be: nothing is added.
+void FunctionGen::zero_in_pieces(const std::string& lvalue, uint32_t bytes) {
+  line(fmt::format("/* {} bytes, zeroed {} at a time: LLVM makes a larger memset a call */", bytes,
+                   kMaxInlineMemset));
+  for (uint32_t at = 0; at < bytes; at += kMaxInlineMemset) {
+    if (at > 0) line("asm volatile(\"\" ::: \"memory\");");
+    // Through a u64 pointer: LLVM then knows each piece is 8-byte aligned, and stores words.
+    std::string piece = at == 0 ? "&" + lvalue : fmt::format("(u64 *)&{} + {}", lvalue, at / 8);
+    line(
+        fmt::format("__builtin_memset({}, 0, {});", piece, std::min(kMaxInlineMemset, bytes - at)));
+  }
 }
 
 // The value a new key starts from; in the scratch array it is a member nothing ever writes.

@@ -67,6 +67,7 @@ class FunctionGen {
   void ensure_scratch();
   void ensure_key_zeroed();
   void ensure_event_zeroed();
+  void zero_in_pieces(const std::string& lvalue, uint32_t bytes);
   void ensure_zero_value();
 
   // Integer and boolean expressions (codegen_expr.cpp).
@@ -87,6 +88,7 @@ class FunctionGen {
   CValue runtime_constant(uint64_t value, const std::string& source);
   const TracepointField* format_field(const std::string& name) const;
   std::string record_field(const std::string& name);  // "args->name"; notes the record is read
+  CValue record_value(const std::string& name, const Type& t, const std::string& load);
 
   // Strings (codegen_strings.cpp).
   Result<CString> string_value(const Expr& e, bool indexed);

@@ -23,6 +23,15 @@ inline constexpr uint32_t kMaxStackItem = 128;
 inline constexpr uint32_t kStackBudget = 256;
 // The kernel refuses hash keys larger than its stack.
 inline constexpr uint32_t kMaxMapKey = 512;
+// The largest memset (or struct copy) LLVM's BPF backend writes as stores: 128 of them, 8 bytes
+// each in our 8-byte aligned structs. A larger one becomes a call, which BPF does not have.
+inline constexpr uint32_t kMaxInlineMemset = 1024;
+static_assert(kMaxMapKey <= kMaxInlineMemset && kMaxStackItem <= kMaxInlineMemset,
+              "keys and the values on the stack are zeroed in one memset");
+// The value of a per-CPU map (the scratch array, grouped values) holds at most PCPU_MIN_UNIT_SIZE
+// bytes; a larger one fails map creation with E2BIG. A streamed event, built in the scratch,
+// stays well under the perf buffer's 64 KiB record limit.
+inline constexpr uint32_t kMaxPercpuValue = 32768;
 // Histograms with keys: entries per map at most (allocated on use, BPF_F_NO_PREALLOC).
 inline constexpr uint64_t kMaxHistEntries = 1000000;
 // Distinct stacks a query can hold between two prints (a print frees those it read); as

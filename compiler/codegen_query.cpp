@@ -258,6 +258,31 @@ void place_storage(const CheckedQuery& q, QueryLayout& L,
   }
 }
 
+// The per-CPU maps' values must fit the kernel's limit (kMaxPercpuValue). The scratch array holds
+// what is too big for the stack: a streamed event, a large key, string buffers.
+Result<void> check_percpu_sizes(const CheckedQuery& q, const QueryLayout& L) {
+  if (!L.val.empty() && L.val.size() > kMaxPercpuValue)
+    return error_at(q.aggregates[0].loc,
+                    fmt::format("the aggregates of query '{}' take {} bytes per key; a BPF per-CPU "
+                                "map value holds at most {} (select fewer aggregates)",
+                                q.name, L.val.size(), kMaxPercpuValue));
+  if (L.scratch.size() <= kMaxPercpuValue) return {};
+  if (q.streaming()) {
+    std::string with_buffers = L.scratch.size() == L.event.size()
+                                   ? ""
+                                   : fmt::format(" ({} with its string buffers)", L.scratch.size());
+    return error_at(q.stream[0].loc,
+                    fmt::format("each event of query '{}' takes {} bytes{}; it is built in a BPF "
+                                "per-CPU map value, which holds at most {} (select fewer columns "
+                                "or lower `strlen`)",
+                                q.name, L.event.size(), with_buffers, kMaxPercpuValue));
+  }
+  return error_at(q.loc, fmt::format("the strings of query '{}' take {} bytes of BPF per-CPU "
+                                     "scratch, which holds at most {} (lower `strlen` or use "
+                                     "fewer strings)",
+                                     q.name, L.scratch.size(), kMaxPercpuValue));
+}
+
 }  // namespace
 
 uint32_t member_size(const Type& t) {
@@ -304,6 +329,7 @@ Result<QueryLayout> layout_query(const CheckedQuery& q, int index) {
   layout_event(q, L);
   for (const auto& k : q.keys) L.uses_stacks |= k.expr->type.kind == TypeKind::Stack;
   place_storage(q, L, layout_strings(q, L));
+  if (auto r = check_percpu_sizes(q, L); !r) return std::unexpected(r.error());
   return L;
 }
 

@@ -152,6 +152,15 @@ TEST_CASE("check: every file in tests/cli/bad fails with its position and messag
   }
 }
 
+// Code generation's own limits (a map key's size, an event's) are errors like the checker's: the
+// same position, line and caret from `compile` as from `check`.
+TEST_CASE("compile: every file in tests/cli/bad fails with its position and message") {
+  REQUIRE_TRACEFS();
+  for (const std::string& file : yml_files(kBad)) {
+    SUBCASE(fs::path(file).stem().c_str()) { check_diagnostic(file, bpfql({"compile", file})); }
+  }
+}
+
 TEST_CASE("run: a probe this machine cannot offer is an error naming the probe and the reason") {
   REQUIRE_TRACEFS();
   if (::geteuid() != 0) {

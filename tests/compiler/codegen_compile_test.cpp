@@ -257,6 +257,55 @@ group_by: str(arg5)
 
 namespace {
 
+// "[ITEM as PREFIX0, ..., ITEM as PREFIX<n-1>, MORE]": a select of many items.
+std::string items(const std::string& item, const std::string& prefix, int n,
+                  const std::string& more = "") {
+  std::string out = "[";
+  for (int i = 0; i < n; ++i) out += (i ? ", " : "") + item + " as " + prefix + std::to_string(i);
+  return out + (more.empty() ? "" : ", " + more) + "]";
+}
+
+}  // namespace
+
+TEST_CASE("events over 1 KiB and many reads of one field compile and pass the verifier") {
+  if (auto why = cannot_load(); !why.empty()) {
+    MESSAGE("skipped: " << why);
+    return;
+  }
+  // Events larger than one inlined memset (kMaxInlineMemset), up to the per-CPU value limit,
+  // one with stacks (zeroed up to them); many reads of one tracepoint field or function argument
+  // (each loaded once: the verifier refuses loads through `args + offset` kept in a register).
+  const std::string queries[] = {
+      "name: strings\nprobe: tracepoint:syscalls:sys_enter_openat\nstrlen: 256\n"
+      "select: [args.filename, str(args.filename) as a, str(args.filename) as b, "
+      "str(args.filename) as c]\n",
+      "name: integers\nprobe: tracepoint:syscalls:sys_enter_write\nselect: " +
+          items("args.count + 1", "c", 130) + "\n",
+      "name: largest\nprobe: tracepoint:syscalls:sys_enter_openat\nstrlen: 256\nselect: " +
+          items("args.filename", "s", 127) + "\n",
+      "name: stacks\nprobe: tracepoint:syscalls:sys_enter_openat\nstrlen: 256\nselect: " +
+          items("args.filename", "s", 8, "kstack, ustack") + "\n",
+      "name: hists\nprobe: tracepoint:syscalls:sys_enter_write\nselect: " +
+          items("hist(args.count)", "h", 30) + "\n",
+      "name: sums\nprobe: tracepoint:syscalls:sys_enter_write\nselect: " +
+          items("sum(args.count)", "s", 30) + "\ngroup_by: comm\n",
+      "name: arguments\nprobe: uprobe:c:write\nselect: " + items("hist(arg2)", "h", 30) + "\n",
+  };
+  for (const std::string& yaml : queries) {
+    auto program = testing::check_yaml(yaml);
+    REQUIRE_MESSAGE(program.has_value(), (program ? "" : program.error().message));
+    auto plan = generate_plan(*program);
+    REQUIRE_MESSAGE(plan.has_value(), (plan ? "" : plan.error().message));
+    LoadResult result = load_in_child(*plan);
+    CHECK_MESSAGE(result.ok, plan->queries[0].name << " does not load:\n" << result.log);
+    if (plan->c_plain.empty()) continue;
+    LoadResult plain = load_plain_in_child(*plan);
+    CHECK_MESSAGE(plain.ok, plan->queries[0].name << "'s plain C does not load:\n" << plain.log);
+  }
+}
+
+namespace {
+
 struct Values {
   uint64_t n;
   uint64_t sum;

@@ -361,7 +361,7 @@ TEST_CASE("aggregates: value offsets, signedness and histogram parameters") {
   std::string body = function_body(plan.c_source, "q0_p0");
   CHECK(body.find("if (v->n == 1 || a0 < v->min0)") != std::string::npos);
   CHECK(body.find("if (v->n == 1 || a1 > v->max1)") != std::string::npos);
-  CHECK(body.find("v->sum2 += args->ret;") != std::string::npos);
+  CHECK(body.find("v->sum2 += args_ret;") != std::string::npos);
 
   Plan hist = plan_for(read_file(kGoldenDir / "hist.yml"));
   const PlanQuery& keyless = hist.queries[0];
@@ -377,14 +377,14 @@ TEST_CASE("aggregates: value offsets, signedness and histogram parameters") {
   CHECK(keyed.aggregates[2].lhist_step == 100);
   CHECK(hist.c_source.find("BPF_F_TABLE(\"percpu_hash\", struct q1_hkey, u64, q1_h2, 122880, "
                            "BPF_F_NO_PREALLOC);") != std::string::npos);
-  CHECK(hist.c_source.find("bpfql_lhist_slot(args->count, 0, 1000, 100, 11)") != std::string::npos);
+  CHECK(hist.c_source.find("bpfql_lhist_slot(args_count, 0, 1000, 100, 11)") != std::string::npos);
 
   Plan pct = plan_for(read_file(kGoldenDir / "lhist_percentile.yml"));
   CHECK(pct.queries[0].aggregates[1].percentiles == std::vector<double>{50, 99});
   // A signed value (retval): 976 slots for values >= 0, 976 more for negative ones.
   CHECK(pct.c_source.find("BPF_PERCPU_ARRAY(q0_h1, u64, 1952);") != std::string::npos);
-  CHECK(pct.c_source.find("bpfql_log_linear_slot_s(args->ret)") != std::string::npos);
-  CHECK(pct.c_source.find("bpfql_lhist_slot_s(args->ret, -10, 100, 10, 12)") != std::string::npos);
+  CHECK(pct.c_source.find("bpfql_log_linear_slot_s(args_ret)") != std::string::npos);
+  CHECK(pct.c_source.find("bpfql_lhist_slot_s(args_ret, -10, 100, 10, 12)") != std::string::npos);
 }
 
 TEST_CASE("streaming: the event begins with ts; fields are listed in select order") {
@@ -633,7 +633,7 @@ TEST_CASE("unsafe names in a tracepoint format: refused, or kept out of the C") 
   REQUIRE(plan.has_value());
   CHECK(plan->c_source.find("a;b") == std::string::npos);
   CHECK(plan->c_source.find("u8 __pad0[8];") != std::string::npos);
-  CHECK(plan->c_source.find("key.args_ok = args->ok;") != std::string::npos);
+  CHECK(plan->c_source.find("key.args_ok = args_ok;") != std::string::npos);
 
   CheckedProgram used;
   used.queries.push_back(build::count_query(build::tracepoint(fmt), [] {
@@ -733,10 +733,73 @@ select: count()
   CHECK(count_of(body, "sizeof(sc->s") == 3);
 }
 
+namespace {
+
+// "[ITEM as PREFIX0, ..., ITEM as PREFIX<n-1>]".
+std::string many(const std::string& item, const std::string& prefix, int n) {
+  std::string out = "[";
+  for (int i = 0; i < n; ++i) out += (i ? ", " : "") + item + " as " + prefix + std::to_string(i);
+  return out + "]";
+}
+
+}  // namespace
+
+TEST_CASE("an event over 1 KiB is zeroed 1 KiB at a time, in memsets LLVM keeps apart") {
+  // ts and 130 u64 columns: 1048 bytes, more than one memset LLVM's BPF backend inlines.
+  Plan plan = plan_for("name: wide\nprobe: tracepoint:syscalls:sys_enter_write\nselect: " +
+                       many("args.count + 1", "c", 130) + "\n");
+  REQUIRE(plan.queries[0].event_size == 1048);
+  std::string body = function_body(plan.c_source, "q0_p0");
+  CHECK(body.find("  __builtin_memset(&sc->ev, 0, 1024);\n"
+                  "  asm volatile(\"\" ::: \"memory\");\n"
+                  "  __builtin_memset((u64 *)&sc->ev + 128, 0, 24);\n") != std::string::npos);
+  CHECK(body.find("perf_submit(args, &sc->ev, sizeof(sc->ev))") != std::string::npos);  // all of it
+}
+
+TEST_CASE("per-CPU map values hold at most 32 KiB: larger events and values are errors") {
+  // 128 strings of 256 bytes and the time: 32776 bytes.
+  auto events = testing::check_yaml(
+      "name: events\nprobe: tracepoint:syscalls:sys_enter_openat\nstrlen: 256\nselect: " +
+      many("args.filename", "s", 128) + "\n");
+  REQUIRE(events.has_value());
+  std::string error = codegen_error(std::move(*events));
+  CHECK(error.find("each event of query 'events' takes 32776 bytes") != std::string::npos);
+  CHECK(error.find("at most 32768 (select fewer columns or lower `strlen`)") != std::string::npos);
+  // One fewer fits.
+  plan_for("name: events\nprobe: tracepoint:syscalls:sys_enter_openat\nstrlen: 256\nselect: " +
+           many("args.filename", "s", 127) + "\n");
+
+  // 4096 sums and the count: 32776 bytes per key.
+  auto values = testing::check_yaml(
+      "name: sums\nprobe: tracepoint:syscalls:sys_enter_write\n"
+      "select: " +
+      many("sum(args.count)", "s", 4096) + "\ngroup_by: pid\n");
+  REQUIRE(values.has_value());
+  error = codegen_error(std::move(*values));
+  CHECK(error.find("the aggregates of query 'sums' take 32776 bytes per key") != std::string::npos);
+}
+
+TEST_CASE("a tracepoint field or a function argument is read once, into a local") {
+  // Read at each use, clang keeps `args + 32` in a register, which the verifier refuses.
+  Plan hists = plan_for("name: h\nprobe: tracepoint:syscalls:sys_enter_write\nselect: " +
+                        many("hist(args.count)", "h", 21) + "\n");
+  std::string body = function_body(hists.c_source, "q0_p0");
+  CHECK(count_of(body, "args->count") == 1);
+  CHECK(body.find("u64 args_count = args->count;") != std::string::npos);
+  CHECK(body.find("bpfql_hist_slot(args_count)") != std::string::npos);
+
+  Plan arguments =
+      plan_for("name: a\nprobe: uprobe:c:write\nselect: " + many("hist(arg2)", "h", 3) + "\n");
+  CHECK(count_of(function_body(arguments.c_source, "q0_p0"), "PT_REGS_PARM3(ctx)") == 1);
+  Plan returns =
+      plan_for("name: r\nprobe: uretprobe:c:write\nselect: " + many("hist(retval)", "h", 3) + "\n");
+  CHECK(count_of(function_body(returns.c_source, "q0_p0"), "PT_REGS_RC(ctx)") == 1);
+}
+
 TEST_CASE("integer expressions: signed arithmetic and comparisons follow the checker's types") {
   Plan plan = plan_for(read_file(kGoldenDir / "arithmetic.yml"));
   std::string body = function_body(plan.c_source, "q0_p0");
-  CHECK(body.find("bpfql_smod(bpfql_sdiv(args->ret, 2), 3)") != std::string::npos);
+  CHECK(body.find("bpfql_smod(bpfql_sdiv(args_ret, 2), 3)") != std::string::npos);
   CHECK(plan.c_source.find("static __always_inline s64 bpfql_sdiv(s64 a, s64 b)") !=
         std::string::npos);
 
@@ -749,7 +812,7 @@ select: count()
 )");
   body = function_body(mixed.c_source, "q0_p0");
   CHECK(body.find("((s64)(u32)(pid_tgid >> 32) > (-1))") != std::string::npos);
-  CHECK(body.find("(((u64)args->order + 4294967295ULL) > 5)") != std::string::npos);
+  CHECK(body.find("(((u64)args_order + 4294967295ULL) > 5)") != std::string::npos);
 }
 
 TEST_CASE("int and duration parameters are run-time constants: one program for every value") {

@@ -73,11 +73,12 @@ static __always_inline void q0_drop(void) {
 /* query 'arith' (q.yml:1): tracepoint:syscalls:sys_exit_read */
 int q0_p0(struct tp_syscalls_sys_exit_read *args) {
   /* where (retval / 2) % 3 == -1 || retval * -2 > 10 || (args.ret >> 2) < 5 || ~args.ret == 0 */
-  if (!((((bpfql_smod(bpfql_sdiv(args->ret, 2), 3) == (-1)) || ((args->ret * (-2)) > 10)) || ((args->ret >> 2) < 5)) || ((~args->ret) == 0)))
+  s64 args_ret = args->ret;
+  if (!((((bpfql_smod(bpfql_sdiv(args_ret, 2), 3) == (-1)) || ((args_ret * (-2)) > 10)) || ((args_ret >> 2) < 5)) || ((~args_ret) == 0)))
     return 0;
   struct q0_key key;
   __builtin_memset(&key, 0, sizeof(key));
-  key.failed = (args->ret < 0);
+  key.failed = (args_ret < 0);
   u64 uid_gid = bpf_get_current_uid_gid();
   key.uid = (u32)uid_gid;
   key.gid = (u32)(uid_gid >> 32);
@@ -92,6 +93,6 @@ int q0_p0(struct tp_syscalls_sys_exit_read *args) {
     return 0;
   }
   v->n++;  /* per-CPU: no atomics needed */
-  v->sum0 += bpfql_sdiv(args->ret, 4096);
+  v->sum0 += bpfql_sdiv(args_ret, 4096);
   return 0;
 }

@@ -145,27 +145,30 @@ BPFQL_FUNCTION(q0_p0)(struct tp_syscalls_sys_enter_openat *args) {
     return 0;
   }
   v->n++;  /* per-CPU: no atomics needed */
+  s32 args_flags = (s32)args->flags;
   u64 zero64 = 0;
-  sc->hk.slot = bpfql_hist_slot_s(((s32)args->flags));
+  sc->hk.slot = bpfql_hist_slot_s(args_flags);
   u64 *c1 = bpfql_lookup_or_init(&q0_h1, &sc->hk, &zero64);
   if (c1)
     (*c1)++;
   else  /* the map is full */
     q0_drop();
-  u64 a2 = (u64)((u16)args->mode);
+  u16 args_mode = (u16)args->mode;
+  u64 a2 = (u64)args_mode;
   if (v->n == 1 || a2 < v->min2)
     v->min2 = a2;
-  v->sum3 += (u64)((u16)args->mode);
-  u64 a4 = (u64)((u16)args->mode);
+  v->sum3 += (u64)args_mode;
+  u64 a4 = (u64)args_mode;
   if (v->n == 1 || a4 > v->max4)
     v->max4 = a4;
-  v->sum5 += (s64)((s32)args->dfd);
-  v->sum6 += (s64)((s32)args->dfd);
-  v->sum7 += (s64)((s32)args->flags);
-  s64 a8 = (s64)((s32)args->flags);
+  s32 args_dfd = (s32)args->dfd;
+  v->sum5 += (s64)args_dfd;
+  v->sum6 += (s64)args_dfd;
+  v->sum7 += (s64)args_flags;
+  s64 a8 = (s64)args_flags;
   if (v->n == 1 || a8 < v->min8)
     v->min8 = a8;
-  s64 a9 = (s64)((s32)args->dfd);
+  s64 a9 = (s64)args_dfd;
   if (v->n == 1 || a9 > v->max9)
     v->max9 = a9;
   u64 ts = bpf_ktime_get_ns();

@@ -61,7 +61,8 @@ static __always_inline void q0_drop(void) {
 
 /* query 'sizes' (q.yml:2): tracepoint:syscalls:sys_enter_read */
 int q0_p0(struct tp_syscalls_sys_enter_read *args) {
-  u32 slot0 = bpfql_hist_slot(args->count);
+  u64 args_count = args->count;
+  u32 slot0 = bpfql_hist_slot(args_count);
   u64 *c0 = q0_h0.lookup(&slot0);
   if (c0)
     (*c0)++;
@@ -114,14 +115,15 @@ int q1_p0(struct tp_syscalls_sys_enter_read *args) {
     return 0;
   }
   v->n++;  /* per-CPU: no atomics needed */
+  u64 args_count = args->count;
   u64 zero64 = 0;
-  hk.slot = bpfql_hist_slot(args->count);
+  hk.slot = bpfql_hist_slot(args_count);
   u64 *c1 = q1_h1.lookup_or_try_init(&hk, &zero64);
   if (c1)
     (*c1)++;
   else  /* the map is full */
     q1_drop();
-  hk.slot = bpfql_lhist_slot(args->count, 0, 1000, 100, 11);
+  hk.slot = bpfql_lhist_slot(args_count, 0, 1000, 100, 11);
   u64 *c2 = q1_h2.lookup_or_try_init(&hk, &zero64);
   if (c2)
     (*c2)++;

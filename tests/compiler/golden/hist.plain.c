@@ -62,7 +62,8 @@ static __always_inline void q0_drop(void) {
 
 /* query 'sizes' (q.yml:2): tracepoint:syscalls:sys_enter_read */
 BPFQL_FUNCTION(q0_p0)(struct tp_syscalls_sys_enter_read *args) {
-  u32 slot0 = bpfql_hist_slot(args->count);
+  u64 args_count = args->count;
+  u32 slot0 = bpfql_hist_slot(args_count);
   u64 *c0 = bpf_map_lookup_elem(&q0_h0, &slot0);
   if (c0)
     (*c0)++;
@@ -115,14 +116,15 @@ BPFQL_FUNCTION(q1_p0)(struct tp_syscalls_sys_enter_read *args) {
     return 0;
   }
   v->n++;  /* per-CPU: no atomics needed */
+  u64 args_count = args->count;
   u64 zero64 = 0;
-  hk.slot = bpfql_hist_slot(args->count);
+  hk.slot = bpfql_hist_slot(args_count);
   u64 *c1 = bpfql_lookup_or_init(&q1_h1, &hk, &zero64);
   if (c1)
     (*c1)++;
   else  /* the map is full */
     q1_drop();
-  hk.slot = bpfql_lhist_slot(args->count, 0, 1000, 100, 11);
+  hk.slot = bpfql_lhist_slot(args_count, 0, 1000, 100, 11);
   u64 *c2 = bpfql_lookup_or_init(&q1_h2, &hk, &zero64);
   if (c2)
     (*c2)++;

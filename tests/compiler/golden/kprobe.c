@@ -51,11 +51,13 @@ static __always_inline void q0_drop(void) {
 /* query 'opens' (q.yml:2): kprobe:do_sys_openat2 */
 int q0_p0(struct pt_regs *ctx) {
   /* where arg0 != 0 */
-  if (!(PT_REGS_PARM1(ctx) != 0))
+  u64 arg0 = PT_REGS_PARM1(ctx);
+  if (!(arg0 != 0))
     return 0;
   struct q0_key key;
   __builtin_memset(&key, 0, sizeof(key));
-  bpf_probe_read_kernel_str(key.str_arg1, sizeof(key.str_arg1), (void *)PT_REGS_PARM2(ctx));
+  u64 arg1 = PT_REGS_PARM2(ctx);
+  bpf_probe_read_kernel_str(key.str_arg1, sizeof(key.str_arg1), (void *)arg1);
   bpf_get_current_comm(key.comm, sizeof(key.comm));
   struct q0_val zero = {};
   struct q0_val *v = q0_vals.lookup_or_try_init(&key, &zero);
@@ -105,7 +107,8 @@ static __always_inline void q1_drop(void) {
 int q1_p0(struct pt_regs *ctx) {
   struct q1_hkey hk;
   __builtin_memset(&hk, 0, sizeof(hk));
-  hk.k.failed = ((s64)PT_REGS_RC(ctx) < 0);
+  u64 retval = PT_REGS_RC(ctx);
+  hk.k.failed = ((s64)retval < 0);
   struct q1_val zero = {};
   struct q1_val *v = q1_vals.lookup_or_try_init(&hk.k, &zero);
   if (!v) {  /* the map is full */
@@ -114,7 +117,7 @@ int q1_p0(struct pt_regs *ctx) {
   }
   v->n++;  /* per-CPU: no atomics needed */
   u64 zero64 = 0;
-  hk.slot = bpfql_hist_slot_s((s64)PT_REGS_RC(ctx));
+  hk.slot = bpfql_hist_slot_s((s64)retval);
   u64 *c1 = q1_h1.lookup_or_try_init(&hk, &zero64);
   if (c1)
     (*c1)++;

@@ -65,15 +65,17 @@ static __always_inline void q0_drop(void) {
 
 /* query 'read-returns' (q.yml:1): tracepoint:syscalls:sys_exit_read */
 int q0_p0(struct tp_syscalls_sys_exit_read *args) {
-  u32 slot0 = bpfql_lhist_slot_s(args->ret, -10, 100, 10, 12);
+  s64 args_ret = args->ret;
+  u32 slot0 = bpfql_lhist_slot_s(args_ret, -10, 100, 10, 12);
   u64 *c0 = q0_h0.lookup(&slot0);
   if (c0)
     (*c0)++;
-  u32 slot1 = bpfql_log_linear_slot_s(args->ret);
+  u32 slot1 = bpfql_log_linear_slot_s(args_ret);
   u64 *c1 = q0_h1.lookup(&slot1);
   if (c1)
     (*c1)++;
-  u32 slot2 = bpfql_log_linear_slot_s(args->__syscall_nr);
+  s32 args___syscall_nr = args->__syscall_nr;
+  u32 slot2 = bpfql_log_linear_slot_s(args___syscall_nr);
   u64 *c2 = q0_h2.lookup(&slot2);
   if (c2)
     (*c2)++;

@@ -57,7 +57,8 @@ static __always_inline void q0_drop(void) {
 /* query 'ret' (q.yml:1): tracepoint:syscalls:sys_exit_read */
 int q0_p0(struct tp_syscalls_sys_exit_read *args) {
   /* where retval >= 0 */
-  if (!(args->ret >= 0))
+  s64 args_ret = args->ret;
+  if (!(args_ret >= 0))
     return 0;
   struct q0_key key;
   __builtin_memset(&key, 0, sizeof(key));
@@ -71,13 +72,13 @@ int q0_p0(struct tp_syscalls_sys_exit_read *args) {
     return 0;
   }
   v->n++;  /* per-CPU: no atomics needed */
-  s64 a0 = args->ret;
+  s64 a0 = args_ret;
   if (v->n == 1 || a0 < v->min0)
     v->min0 = a0;
-  s64 a1 = args->ret;
+  s64 a1 = args_ret;
   if (v->n == 1 || a1 > v->max1)
     v->max1 = a1;
-  v->sum2 += args->ret;
-  v->sum3 += args->ret;
+  v->sum2 += args_ret;
+  v->sum3 += args_ret;
   return 0;
 }

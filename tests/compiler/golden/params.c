@@ -93,7 +93,8 @@ int q0_p0(struct tp_syscalls_sys_exit_read *args) {
   if (!((u32)(pid_tgid >> 32) != BPFQL_CONST(0x9e3779b97f4a0000 /* $target */)))
     return 0;
   /* where args.ret > $above */
-  if (!(args->ret > (-(s64)BPFQL_CONST(0x9e3779b97f4a0001 /* $above */))))
+  s64 args_ret = args->ret;
+  if (!(args_ret > (-(s64)BPFQL_CONST(0x9e3779b97f4a0001 /* $above */))))
     return 0;
   /* where comm != $who */
   struct q0_hkey hk;
@@ -108,9 +109,9 @@ int q0_p0(struct tp_syscalls_sys_exit_read *args) {
     return 0;
   }
   v->n++;  /* per-CPU: no atomics needed */
-  v->sum1 += bpfql_sdiv(args->ret, (s64)BPFQL_CONST(0x9e3779b97f4a0002 /* $slow */));
+  v->sum1 += bpfql_sdiv(args_ret, (s64)BPFQL_CONST(0x9e3779b97f4a0002 /* $slow */));
   u64 zero64 = 0;
-  hk.slot = bpfql_hist_slot_s((args->ret * (s64)BPFQL_CONST(0x9e3779b97f4a0002 /* $slow */)));
+  hk.slot = bpfql_hist_slot_s((args_ret * (s64)BPFQL_CONST(0x9e3779b97f4a0002 /* $slow */)));
   u64 *c2 = q0_h2.lookup_or_try_init(&hk, &zero64);
   if (c2)
     (*c2)++;

@@ -121,7 +121,8 @@ BPFQL_FUNCTION(q0_p0)(struct tp_syscalls_sys_exit_read *args) {
   if (!((u32)(pid_tgid >> 32) == BPFQL_CONST(0x9e3779b97f4a0000 /* $target */)))
     return 0;
   /* where args.ret > 0 */
-  if (!(args->ret > 0))
+  s64 args_ret = args->ret;
+  if (!(args_ret > 0))
     return 0;
   struct q0_key key;
   __builtin_memset(&key, 0, sizeof(key));
@@ -133,7 +134,7 @@ BPFQL_FUNCTION(q0_p0)(struct tp_syscalls_sys_exit_read *args) {
     return 0;
   }
   v->n++;  /* per-CPU: no atomics needed */
-  v->sum0 += args->ret;
+  v->sum0 += args_ret;
   return 0;
 }
 
@@ -213,7 +214,8 @@ static __always_inline void q2_drop(void) {
 /* query 'fds' (q.yml:17): tracepoint:syscalls:sys_enter_read */
 BPFQL_FUNCTION(q2_p0)(struct tp_syscalls_sys_enter_read *args) {
   /* where args.fd == 1 */
-  if (!(((u32)args->fd) == 1))
+  u32 args_fd = (u32)args->fd;
+  if (!(args_fd == 1))
     return 0;
   u32 idx0 = 0;
   struct q2_val *v = bpf_map_lookup_elem(&q2_vals, &idx0);
@@ -226,7 +228,8 @@ BPFQL_FUNCTION(q2_p0)(struct tp_syscalls_sys_enter_read *args) {
 /* query 'fds' (q.yml:17): tracepoint:syscalls:sys_enter_close */
 BPFQL_FUNCTION(q2_p1)(struct tp_syscalls_sys_enter_close *args) {
   /* where args.fd == 1 */
-  if (!(((u32)args->fd) == 1))
+  u32 args_fd = (u32)args->fd;
+  if (!(args_fd == 1))
     return 0;
   u32 idx0 = 0;
   struct q2_val *v = bpf_map_lookup_elem(&q2_vals, &idx0);

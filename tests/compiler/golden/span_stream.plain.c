@@ -79,7 +79,8 @@ static __always_inline void q0_lose(void) {
 /* query 'slow-reads' (q.yml:1), span begin: tracepoint:syscalls:sys_enter_read */
 BPFQL_FUNCTION(q0_b0)(struct tp_syscalls_sys_enter_read *args) {
   /* where args.count > 4096 */
-  if (!(args->count > 4096))
+  u64 args_count = args->count;
+  if (!(args_count > 4096))
     return 0;
   u64 pid_tgid = bpf_get_current_pid_tgid();
   u64 skey = (u32)(pid_tgid >> 32);
@@ -107,7 +108,8 @@ BPFQL_FUNCTION(q0_p0)(struct tp_syscalls_sys_exit_read *args) {
   ev.ts = ts;
   bpf_get_current_comm(ev.comm, sizeof(ev.comm));
   ev.duration = duration;
-  ev.retval = args->ret;
+  s64 args_ret = args->ret;
+  ev.retval = args_ret;
   if (bpf_perf_event_output(args, &q0_events, BPF_F_CURRENT_CPU, &ev, sizeof(ev)) < 0)  /* the buffer is full */
     q0_lose();
   return 0;

@@ -64,7 +64,8 @@ static __always_inline void q0_lose(void) {
 /* query 'opens' (q.yml:1): tracepoint:syscalls:sys_enter_openat */
 int q0_p0(struct tp_syscalls_sys_enter_openat *args) {
   /* where (args.flags & 64) != 0 */
-  if (!(((s64)((s32)args->flags) & 64) != 0))
+  s32 args_flags = (s32)args->flags;
+  if (!(((s64)args_flags & 64) != 0))
     return 0;
   struct q0_event ev;
   __builtin_memset(&ev, 0, sizeof(ev));
@@ -74,7 +75,7 @@ int q0_p0(struct tp_syscalls_sys_enter_openat *args) {
   ev.pid = (u32)(pid_tgid >> 32);
   bpf_get_current_comm(ev.comm, sizeof(ev.comm));
   bpf_probe_read_user_str(ev.args_filename, sizeof(ev.args_filename), (void *)args->filename);
-  ev.args_flags = ((s32)args->flags);
+  ev.args_flags = args_flags;
   ev.ts_2 = ts;
   if (q0_events.perf_submit(args, &ev, sizeof(ev)) < 0)  /* the buffer is full */
     q0_lose();

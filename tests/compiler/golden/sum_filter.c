@@ -65,6 +65,7 @@ int q0_p0(struct tp_syscalls_sys_enter_read *args) {
     return 0;
   }
   v->n++;  /* per-CPU: no atomics needed */
-  v->sum0 += args->count;
+  u64 args_count = args->count;
+  v->sum0 += args_count;
   return 0;
 }

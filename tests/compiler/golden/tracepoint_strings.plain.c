@@ -96,7 +96,8 @@ BPFQL_FUNCTION(q0_p0)(struct tp_sched_sched_switch *args) {
   }
   if (!(same0 || (((*(u32 *)&s0[0] ^ 0x726f776b) | (*(u16 *)&s0[4] ^ 0x656b) | ((u8)s0[6] ^ 0x72)) == 0)))
     return 0;
-  key.args_next_pid = args->next_pid;
+  s32 args_next_pid = args->next_pid;
+  key.args_next_pid = args_next_pid;
   struct q0_val zero = {};
   struct q0_val *v = bpfql_lookup_or_init(&q0_vals, &key, &zero);
   if (!v) {  /* the map is full */

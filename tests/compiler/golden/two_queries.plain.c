@@ -118,7 +118,8 @@ static __always_inline void q1_drop(void) {
 /* query 'reads' (q.yml:6): tracepoint:syscalls:sys_enter_read */
 BPFQL_FUNCTION(q1_p0)(struct tp_syscalls_sys_enter_read *args) {
   /* where args.fd == 0 */
-  if (!(((u32)args->fd) == 0))
+  u32 args_fd = (u32)args->fd;
+  if (!(args_fd == 0))
     return 0;
   struct q1_key key;
   __builtin_memset(&key, 0, sizeof(key));
@@ -131,6 +132,7 @@ BPFQL_FUNCTION(q1_p0)(struct tp_syscalls_sys_enter_read *args) {
     return 0;
   }
   v->n++;  /* per-CPU: no atomics needed */
-  v->sum1 += args->count;
+  u64 args_count = args->count;
+  v->sum1 += args_count;
   return 0;
 }

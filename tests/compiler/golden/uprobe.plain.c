@@ -32,10 +32,12 @@ BPFQL_FUNCTION(q0_p0)(struct pt_regs *ctx) {
   /* where str(arg1) != "/dev/null" */
   struct q0_key key;
   __builtin_memset(&key, 0, sizeof(key));
-  bpf_probe_read_user_str(key.str_arg1, sizeof(key.str_arg1), (void *)PT_REGS_PARM2(ctx));
+  u64 arg1 = PT_REGS_PARM2(ctx);
+  bpf_probe_read_user_str(key.str_arg1, sizeof(key.str_arg1), (void *)arg1);
   if (((*(u64 *)&key.str_arg1[0] ^ 0x6c756e2f7665642fULL) | (*(u16 *)&key.str_arg1[8] ^ 0x006c)) == 0)
     return 0;
-  key.arg2 = PT_REGS_PARM3(ctx);
+  u64 arg2 = PT_REGS_PARM3(ctx);
+  key.arg2 = arg2;
   struct q0_val zero = {};
   struct q0_val *v = bpfql_lookup_or_init(&q0_vals, &key, &zero);
   if (!v) {  /* the map is full */
@@ -93,6 +95,7 @@ BPFQL_FUNCTION(q1_p0)(struct pt_regs *ctx) {
     return 0;
   }
   v->n++;  /* per-CPU: no atomics needed */
-  v->sum1 += (s64)PT_REGS_RC(ctx);
+  u64 retval = PT_REGS_RC(ctx);
+  v->sum1 += (s64)retval;
   return 0;
 }

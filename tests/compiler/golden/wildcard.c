@@ -78,7 +78,8 @@ static __always_inline void q0_drop(void) {
 /* query 'writes' (q.yml:1): tracepoint:syscalls:sys_enter_pwrite64 */
 int q0_p0(struct tp_syscalls_sys_enter_pwrite64 *args) {
   /* where args.count > 0 */
-  if (!(args->count > 0))
+  u64 args_count = args->count;
+  if (!(args_count > 0))
     return 0;
   struct q0_key key;
   __builtin_memset(&key, 0, sizeof(key));
@@ -90,14 +91,15 @@ int q0_p0(struct tp_syscalls_sys_enter_pwrite64 *args) {
     return 0;
   }
   v->n++;  /* per-CPU: no atomics needed */
-  v->sum1 += args->count;
+  v->sum1 += args_count;
   return 0;
 }
 
 /* query 'writes' (q.yml:1): tracepoint:syscalls:sys_enter_write */
 int q0_p1(struct tp_syscalls_sys_enter_write *args) {
   /* where args.count > 0 */
-  if (!(args->count > 0))
+  u64 args_count = args->count;
+  if (!(args_count > 0))
     return 0;
   struct q0_key key;
   __builtin_memset(&key, 0, sizeof(key));
@@ -109,6 +111,6 @@ int q0_p1(struct tp_syscalls_sys_enter_write *args) {
     return 0;
   }
   v->n++;  /* per-CPU: no atomics needed */
-  v->sum1 += args->count;
+  v->sum1 += args_count;
   return 0;
 }
