@@ -125,7 +125,8 @@ static __always_inline void q0_lose(void) {
 /* query 'connects' (q.yml:2): tracepoint:sock:inet_sock_set_state */
 int q0_p0(struct tp_sock_inet_sock_set_state *args) {
   /* where args.newstate == 2 */
-  if (!(args->newstate == 2))
+  s32 args_newstate = args->newstate;
+  if (!(args_newstate == 2))
     return 0;
   /* where args.saddr != args.daddr */
   u8 diff0 = 0;
@@ -139,7 +140,8 @@ int q0_p0(struct tp_sock_inet_sock_set_state *args) {
   ev.ts = ts;
   __builtin_memcpy(ev.args_saddr, args->saddr, 4);
   __builtin_memcpy(ev.args_daddr, args->daddr, 4);
-  ev.args_dport = args->dport;
+  u16 args_dport = args->dport;
+  ev.args_dport = args_dport;
   __builtin_memcpy(ev.args_daddr_v6, args->daddr_v6, 16);
   if (q0_events.perf_submit(args, &ev, sizeof(ev)) < 0)  /* the buffer is full */
     q0_lose();
