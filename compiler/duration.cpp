@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "compiler/query.h"
+#include "compiler/text.h"
 
 namespace bpfql {
 namespace {
@@ -25,13 +26,6 @@ constexpr std::array<Unit, 8> kUnits{{
     {"m", 60'000'000'000},
     {"h", 3'600'000'000'000},
 }};
-
-std::string_view trim(std::string_view text) {
-  size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  size_t last = text.find_last_not_of(" \t\r\n");
-  return text.substr(first, last - first + 1);
-}
 
 // Reads digits into `value`; false when there are none or they exceed 2^64 (which no
 // duration in nanoseconds can reach anyway).

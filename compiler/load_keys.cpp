@@ -8,6 +8,7 @@
 
 #include "compiler/lexer.h"
 #include "compiler/load_internal.h"
+#include "compiler/text.h"
 
 namespace bpfql::load {
 namespace {
@@ -21,12 +22,6 @@ struct Draft {
 using Handler = Result<void> (*)(const Entry&, const YamlSource&, Draft&);
 
 constexpr std::string_view kDurationHint = "a duration like 250ms, 5s, 1m or 1h";
-
-std::string_view trim(std::string_view text) {
-  size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
-}
 
 Result<Located> nonblank_scalar(const Entry& entry, std::string_view expected) {
   auto text = scalar(entry, expected);

@@ -1,19 +1,12 @@
 // Pairs the conversions of a tracepoint's print fmt with their arguments (see print_fmt.h).
 #include "compiler/print_fmt.h"
+#include "compiler/text.h"
 
 #include <cctype>
 #include <cstring>
 
 namespace bpfql {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  const char* space = " \t\r\n";
-  size_t first = s.find_first_not_of(space);
-  if (first == std::string_view::npos) return {};
-  size_t last = s.find_last_not_of(space);
-  return s.substr(first, last - first + 1);
-}
 
 bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 

@@ -9,17 +9,10 @@
 
 #include "compiler/catalog.h"
 #include "compiler/print_fmt.h"
+#include "compiler/text.h"
 
 namespace bpfql {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  const char* space = " \t\r\n";
-  size_t first = s.find_first_not_of(space);
-  if (first == std::string_view::npos) return {};
-  size_t last = s.find_last_not_of(space);
-  return s.substr(first, last - first + 1);
-}
 
 std::optional<int> to_int(std::string_view s) {
   s = trim(s);
