@@ -262,7 +262,10 @@ void FunctionGen::zero_in_pieces(const std::string& lvalue, uint32_t bytes) {
   line(fmt::format("/* {} bytes, zeroed {} at a time: LLVM makes a larger memset a call */", bytes,
                    kMaxInlineMemset));
   for (uint32_t at = 0; at < bytes; at += kMaxInlineMemset) {
-    if (at > 0) line("asm volatile(\"\" ::: \"memory\");");
+    if (at > 0) {
+      use_helper(program_.helpers, CHelper::Barrier);
+      line("BPFQL_BARRIER();");
+    }
     // Through a u64 pointer: LLVM then knows each piece is 8-byte aligned, and stores words.
     std::string piece = at == 0 ? "&" + lvalue : fmt::format("(u64 *)&{} + {}", lvalue, at / 8);
     line(

@@ -14,6 +14,13 @@ constexpr const char* kRuntimeConstant =
 #define BPFQL_CONST(marker) ({ u64 __c; asm("%0 = " #marker " ll" : "=r"(__c)); __c; })
 )";
 
+// An empty asm that may touch memory: no instruction, but LLVM cannot merge the memsets on
+// either side of it into one (which it would make a call, refused in BPF).
+constexpr const char* kBarrier =
+    R"(/* keeps the memsets on either side apart: LLVM would merge them into one call */
+#define BPFQL_BARRIER() asm volatile("" ::: "memory")
+)";
+
 constexpr const char* kLog2 = R"(/* floor(log2(v)) for v > 0, without loops */
 static __always_inline u32 bpfql_log2(u64 v) {
   u32 r = 0;
@@ -116,6 +123,8 @@ const char* text_of(CHelper helper) {
       return kSMod;
     case CHelper::RuntimeConstant:
       return kRuntimeConstant;
+    case CHelper::Barrier:
+      return kBarrier;
   }
   return "";
 }

@@ -18,6 +18,7 @@ enum class CHelper {
   SDiv,  // signed division and modulo (the BPF ISA of LLVM 14 has only unsigned ones)
   SMod,
   RuntimeConstant,  // BPFQL_CONST(marker): a value the loader writes in (plan.h)
+  Barrier,          // BPFQL_BARRIER(): keeps the memsets of a large struct's zeroing apart
 };
 
 // Adds `helper` and whatever it calls.

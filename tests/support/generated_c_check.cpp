@@ -16,7 +16,7 @@ namespace {
 // write only to the program's own maps and buffers. Anything else, and above all the helpers that
 // write user memory, send signals, override return values or tail-call, is an injection (or a
 // new helper that needs a security review before it is added here).
-constexpr std::array<std::string_view, 45> kAllowedCalls = {
+constexpr std::array<std::string_view, 46> kAllowedCalls = {
     "if",
     "for",
     "while",
@@ -60,6 +60,7 @@ constexpr std::array<std::string_view, 45> kAllowedCalls = {
     "bpf_map_delete_elem",
     "bpf_task_storage_get",  // a span's begin time in the thread's own storage slot
     "BPFQL_CONST",     // a run-time constant: kRuntimeConstantDefine below
+    "BPFQL_BARRIER",   // an empty asm between memsets: kBarrierDefine below
     "BPFQL_MAP",       // plain C: a map definition (compiler/c_prelude.h)
     "BPFQL_FUNCTION",  // plain C: a function in a section of its own
 };
@@ -67,6 +68,8 @@ constexpr std::array<std::string_view, 45> kAllowedCalls = {
 // value given at run time (compiler/codegen_helpers.cpp). Its asm is allowed only here.
 constexpr std::string_view kRuntimeConstantDefine =
     R"(#define BPFQL_CONST(marker) ({ u64 __c; asm("%0 = " #marker " ll" : "=r"(__c)); __c; }))";
+// The other: an asm with no instruction, which keeps LLVM from merging memsets into a call.
+constexpr std::string_view kBarrierDefine = R"(#define BPFQL_BARRIER() asm volatile("" ::: "memory"))";
 constexpr std::array<std::string_view, 4> kAllowedPrefixes = {"bpfql_", "BPF_", "PT_REGS_",
                                                               "__builtin_"};
 // BCC's map methods (`q0_vals.lookup(&key)`): on the program's own maps only.
@@ -161,7 +164,8 @@ class Scanner {
     bool include = first_on_line && text.starts_with("#include <") && text.ends_with(">") &&
                    std::all_of(text.begin() + 10, text.end() - 1,
                                [](char c) { return ident_char(c) || c == '/' || c == '.'; });
-    if (!include && !(first_on_line && text == kRuntimeConstantDefine))
+    if (!include &&
+        !(first_on_line && (text == kRuntimeConstantDefine || text == kBarrierDefine)))
       problem_ = at("preprocessor line '" + std::string(text) + "'");
     i_ += text.size();
   }
