@@ -63,9 +63,10 @@ std::optional<Diagnostic> generation_problem(CheckedQuery& query) {
   return plan.error();
 }
 
-}  // namespace
-
-ProgramCheck check_each_file(const PipelineInput& input, const KernelCatalog& catalog) {
+// check_each_file; `generate_each`: also generate each query alone (what `check` reports).
+// compile_queries generates the whole program once instead, and alone only when that fails.
+ProgramCheck check_files(const PipelineInput& input, const KernelCatalog& catalog,
+                         bool generate_each) {
   ProgramCheck result;
   std::map<std::string, std::string>& texts = result.texts;
   // Every file is checked even after one fails, so that one run reports every file's error.
@@ -110,10 +111,11 @@ ProgramCheck check_each_file(const PipelineInput& input, const KernelCatalog& ca
           continue;
         }
       if (input.adjust) input.adjust(query);
-      if (auto problem = generation_problem(query)) {
-        failed(*problem);
-        continue;
-      }
+      if (generate_each)
+        if (auto problem = generation_problem(query)) {
+          failed(*problem);
+          continue;
+        }
       if (!names.insert(query.name).second) {
         failed(Diagnostic{query.loc, fmt::format("a query named '{}' is already loaded from "
                                                  "another file; rename one with `name:`",
@@ -130,15 +132,26 @@ ProgramCheck check_each_file(const PipelineInput& input, const KernelCatalog& ca
   return result;
 }
 
+}  // namespace
+
+ProgramCheck check_each_file(const PipelineInput& input, const KernelCatalog& catalog) {
+  return check_files(input, catalog, /*generate_each=*/true);
+}
+
 std::optional<Plan> compile_queries(const PipelineInput& input, const KernelCatalog& catalog) {
-  ProgramCheck checked = check_each_file(input, catalog);
+  ProgramCheck checked = check_files(input, catalog, /*generate_each=*/false);
   if (checked.failed) return std::nullopt;
   auto plan = generate_plan(checked.passed);
-  if (!plan) {  // each query was generated alone already: only the program as a whole is new
-    std::cerr << rendered(plan.error(), checked.texts);
-    return std::nullopt;
-  }
-  return std::move(*plan);
+  if (plan) return std::move(*plan);
+  // As `check` would: every query's own problem, and the program's when no query alone has one.
+  bool reported = false;
+  for (auto& query : checked.passed.queries)
+    if (auto problem = generation_problem(query)) {
+      std::cerr << rendered(*problem, checked.texts);
+      reported = true;
+    }
+  if (!reported) std::cerr << rendered(plan.error(), checked.texts);
+  return std::nullopt;
 }
 
 }  // namespace bpfql

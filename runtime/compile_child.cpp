@@ -81,9 +81,10 @@ const char* why_libbcc(const Plan& plan) {
   return "after the one-pass compile";
 }
 
-CompileOutcome run_compiler(Compiler compiler, const CompileRequest& request) {
+// Runs the helper helper_path found; where it found none, its message is the outcome's error.
+CompileOutcome run_compiler(const std::expected<std::string, std::string>& path,
+                            const CompileRequest& request) {
   CompileOutcome r;
-  auto path = helper_path(helper_name(compiler));
   if (!path) {
     r.error = path.error();
     return r;
@@ -143,18 +144,16 @@ CompileOutcome compile_in_child(const Plan& plan, bool full_verifier_log, Compil
   CompileRequest request = compile_request(plan, full_verifier_log);
   std::string note;
   if (compiler == Compiler::Plain) {
-    if (auto missing = helper_path(helper_name(Compiler::Plain)); !missing) {
-      CompileOutcome r;  // an incomplete install: libbcc's helper would be missing too
-      r.error = missing.error();
-      return r;
-    }
-    CompileOutcome plain = run_compiler(Compiler::Plain, request);
+    auto plain_path = helper_path(helper_name(Compiler::Plain));
+    // Not there: an incomplete install, where libbcc's helper would be missing too.
+    CompileOutcome plain = run_compiler(plain_path, request);
+    if (!plain_path) return plain;
     if (plain.image) return plain;
     note = "the one-pass compile failed (" + plain.error + "); compiling with libbcc\n";
   } else {
     note = fmt::format("compiling with libbcc ({})\n", why_libbcc(plan));
   }
-  CompileOutcome r = run_compiler(Compiler::Libbcc, request);
+  CompileOutcome r = run_compiler(helper_path(helper_name(Compiler::Libbcc)), request);
   r.log = note + r.log;
   return r;
 }
