@@ -1,5 +1,7 @@
 #include "cli/commands.h"
 
+#include "cli/library_check.h"
+
 #include <algorithm>
 #include <expected>
 #include <iostream>
@@ -108,13 +110,7 @@ int command_check(const PipelineInput& input) {
     std::cerr << "bpfql: warning: " << catalog.tracefs_problem() << "\n";
   // Every good file's queries are listed even when another file failed.
   ProgramCheck program = check_each_file(input, catalog);
-  for (const auto& query : program.passed.queries) {
-    // A span attaches its begin probes as well as its end probes.
-    size_t probes = query.probes.size() + (query.span ? query.span->begin.size() : 0);
-    std::cout << fmt::format("{}: ok ({} probe{}{}, {})\n", query.name, probes,
-                             probes == 1 ? "" : "s", query.span ? ": a span" : "",
-                             query.streaming() ? "streams events" : "aggregates in the kernel");
-  }
+  for (const auto& query : program.passed.queries) std::cout << check_ok_line(query) << "\n";
   return program.failed ? 2 : 0;
 }
 

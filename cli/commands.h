@@ -20,8 +20,14 @@ int command_check(const PipelineInput& input);
 // Prints the BCC C, or with `plain` the plain C (plan.h), of the query file.
 int command_compile(const PipelineInput& input, bool plain = false);
 // kind: "queries", "tracepoints" or "probes" (probes: PATTERN is a binary); "" or any other
-// word alone lists queries, the word being the pattern. A pattern matching nothing is noted on
-// stderr, with exit 0.
+// word alone lists queries, the word being the pattern. Queries show their parameters and, when
+// tracefs is readable, why one cannot run here. A pattern matching nothing is noted on stderr:
+// exit 0 for queries, 1 for tracepoints.
 int command_list(const std::string& kind, const std::string& pattern, bool verbose);
+// One query's description, parameters, probes, outputs, whether this host can run it, its text.
+int command_describe(const std::string& name);
+// This kernel as a snapshot (`check --kernel`); with `for_queries`, only what they need.
+// `output` "" or "-": stdout.
+int command_kernel_export(const std::vector<std::string>& for_queries, const std::string& output);
 
 }  // namespace bpfql

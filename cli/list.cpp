@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/library_check.h"
+#include "cli/query_summary.h"
 #include "cli/query_paths.h"
 #include "compiler/query.h"
 #include "runtime/tracefs_catalog.h"
@@ -19,7 +21,7 @@ bool matches(const std::string& pattern, const std::string& name) {
   return pattern.find_first_of("*?[") == std::string::npos && name.find(pattern) != std::string::npos;
 }
 
-// When nothing matches, a note on stderr (exit 0 all the same: an empty listing is an answer);
+// When nothing matches, a note on stderr (queries: exit 0 all the same; tracepoints: exit 1);
 // `hint` is a did-you-mean for a misspelt kind taken as the pattern.
 void say_no_match(const char* what, const std::string& pattern, const std::string& hint = "") {
   std::cerr << fmt::format("bpfql: no {} match '{}'{}\n", what, pattern, hint);
@@ -31,14 +33,28 @@ int list_queries(const std::string& pattern, const std::string& hint) {
     std::cerr << "bpfql: no query library found (searched BPFQL_PATH and the installed library)\n";
     return 1;
   }
+  // Whether each query can run here needs this kernel's tracepoints.
+  TracefsCatalog live;
+  bool can_tell = live.tracefs_problem().empty();
   bool any = false;
   for (const auto& [name, path] : queries) {
     if (!matches(pattern, name)) continue;
+    if (!any && !can_tell)
+      std::cerr << fmt::format("bpfql: not saying which queries can run here: {}\n",
+                               live.tracefs_problem());
     any = true;
+    auto file = load_library_file(path);
     std::string description;
-    if (auto file = load_query_file(path); file && !file->queries.empty())
-      description = file->queries[0].description;
+    if (file && !file->queries.empty()) description = file->queries[0].description;
     std::cout << fmt::format("{:<28} {}\n", name, description);
+    if (!file) {
+      std::cout << fmt::format("    does not load: {}\n", file.error().message);
+      continue;
+    }
+    for (const auto& line : param_lines(*file)) std::cout << "    " << line << "\n";
+    if (can_tell)
+      if (std::string why = why_not_runnable(path, live); !why.empty())
+        std::cout << fmt::format("    cannot run here: {}\n", why);
   }
   if (!any) say_no_match("queries", pattern, hint);
   return 0;
@@ -67,7 +83,10 @@ int list_tracepoints(const std::string& pattern, bool verbose) {
     for (const auto& field : format->fields)
       if (!field.is_common()) std::cout << fmt::format("    {} {}\n", field.c_type, field.name);
   }
-  if (!any) say_no_match("tracepoints", pattern);
+  if (!any) {
+    say_no_match("tracepoints", pattern);
+    return 1;  // a script that asks whether a tracepoint exists gets "no"
+  }
   return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/library_check.h"
 #include "compiler/query.h"
 
 namespace {
@@ -22,6 +23,9 @@ constexpr const char* kExamples = R"(Examples:
   bpfql serve q.yml --listen :9435         export the queries as Prometheus metrics (/metrics)
   bpfql list queries                       the query library with descriptions
   bpfql list tracepoints 'syscalls:*open*' kernel tracepoints with their fields
+  bpfql describe syscalls/top              a library query's parameters, outputs and text
+  bpfql kernel export > host.kernel        this kernel as a file, for check --kernel elsewhere
+  bpfql check --kernel host.kernel queries/  check a library against that kernel, no root
 
 A query file:
   name: read-bytes
@@ -52,6 +56,10 @@ struct Args {
   std::string list_kind;  // "" = queries; a word that is not a kind is a pattern (command_list)
   std::string list_pattern;
   std::string listen = "127.0.0.1:9435";
+  std::vector<std::string> kernels;      // check --kernel FILE...
+  std::string check_format = "text";     // check -f
+  std::string describe_name;
+  std::vector<std::string> export_for;   // kernel export --for
 };
 
 // Turns -p/--interval/--stop-after/--pid into pipeline input; false (after a message) on error.
@@ -192,10 +200,40 @@ Example:
   curl -s 127.0.0.1:9435/metrics | grep bpfql_read_bytes_bytes)");
 
   auto* check = app.add_subcommand("check", "Parse and type-check; loads nothing");
-  check->add_option("files", args.files, "Query files or library names")->required();
+  check->add_option("files", args.files,
+                    "Query files, library names, or library folders (checked recursively with "
+                    "the library rules: unique names, descriptions, documented parameters)")
+      ->required();
   add_query_options(check, args);
   check->add_flag("-v,--verbose", args.verbose,
                   "Also print notes, such as the fields `select: \"*\"` leaves out and why");
+  check->add_option("--kernel", args.kernels,
+                    "Check against a kernel snapshot (bpfql kernel export) instead of this "
+                    "kernel; repeat for a table of which query works on which kernel")
+      ->allow_extra_args(false);
+  check->add_option("-f,--format", args.check_format, "text or json (for tools and CI)")
+      ->check(CLI::IsMember({"text", "json"}));
+  check->footer(R"(Examples:
+  bpfql check q.yml                             against this kernel
+  bpfql check queries/                          a library: every query, plus the library rules
+  bpfql check --kernel web.kernel --kernel db.kernel queries/
+                                                which query works on which kernel, and why not
+Exit status: 0 all passed, 2 any query or library rule failed.)");
+
+  auto* describe = app.add_subcommand("describe", "Show a library query: parameters, probes, "
+                                                  "outputs, whether it can run here, its text");
+  describe->add_option("name", args.describe_name, "A library name (syscalls/top) or a file")
+      ->required();
+
+  auto* kernel = app.add_subcommand("kernel", "Kernel snapshots for checking queries offline");
+  kernel->require_subcommand(1);
+  auto* kernel_export = kernel->add_subcommand(
+      "export", "Write this kernel's tracepoint formats, BTF, probe kinds and release to one "
+                "file, for `bpfql check --kernel FILE` on any machine");
+  kernel_export->add_option("--for", args.export_for,
+                            "Only what these queries (files, names or folders) need: a small "
+                            "snapshot");
+  kernel_export->add_option("-o,--output", args.output, "Write to FILE (default: stdout)");
 
   auto* compile = app.add_subcommand("compile", "Print the generated BPF C");
   compile->add_option("files", args.files, "Query files or library names")->required();
@@ -252,8 +290,13 @@ Example:
     }
     if (check->parsed()) {
       input.show_notes = args.verbose;
+      bpfql::CheckTargets targets{args.kernels, args.check_format == "json"};
+      if (bpfql::wants_library_check(input, targets))
+        return bpfql::command_check_library(input, targets);
       return bpfql::command_check(input);
     }
+    if (describe->parsed()) return bpfql::command_describe(args.describe_name);
+    if (kernel_export->parsed()) return bpfql::command_kernel_export(args.export_for, args.output);
     if (compile->parsed()) {
       if (input.files_or_names.size() != 1) {
         std::cerr << "bpfql: compile takes one query file\n";

@@ -10,6 +10,7 @@
 #include "cli/query_paths.h"
 #include "compiler/codegen.h"
 #include "compiler/query.h"
+#include "compiler/syntax/includes.h"
 
 namespace bpfql {
 namespace {
@@ -41,6 +42,12 @@ std::vector<Result<QueryFile>> load_files(const std::vector<std::string>& files_
     auto file = load_query_file(*path);
     if (file) {
       texts[file->path] = file->text;
+      auto included = resolve_includes(*file, query_search_dirs());
+      for (const auto& [include_path, text] : file->included_texts) texts[include_path] = text;
+      if (!included) {
+        files.push_back(std::unexpected(included.error()));
+        continue;
+      }
     } else {
       // A file that failed to load is read again for the caret line.
       std::ifstream in(*path);
@@ -71,7 +78,8 @@ ProgramCheck check_files(const PipelineInput& input, const KernelCatalog& catalo
   std::map<std::string, std::string>& texts = result.texts;
   // Every file is checked even after one fails, so that one run reports every file's error.
   auto failed = [&](const Diagnostic& diag) {
-    std::cerr << rendered(diag, texts);
+    if (!input.quiet) std::cerr << rendered(diag, texts);
+    result.errors.push_back(diag);
     result.failed = true;
   };
   std::vector<Result<QueryFile>> files = load_files(input.files_or_names, texts);
@@ -133,6 +141,10 @@ ProgramCheck check_files(const PipelineInput& input, const KernelCatalog& catalo
 }
 
 }  // namespace
+
+std::string rendered_diagnostic(const Diagnostic& diag, const ProgramCheck& check) {
+  return rendered(diag, check.texts);
+}
 
 ProgramCheck check_each_file(const PipelineInput& input, const KernelCatalog& catalog) {
   return check_files(input, catalog, /*generate_each=*/true);

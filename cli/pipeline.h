@@ -28,6 +28,8 @@ struct PipelineInput {
   // `check -v`: print each query's notes (CheckedQuery::notes) to stderr, as "note:" with the
   // source line.
   bool show_notes = false;
+  // Diagnostics are collected in ProgramCheck::errors and not printed (check DIR, --kernel).
+  bool quiet = false;
 };
 
 // The queries that passed, and whether anything failed (its diagnostics already on stderr).
@@ -35,7 +37,11 @@ struct ProgramCheck {
   CheckedProgram passed;
   bool failed = false;
   std::map<std::string, std::string> texts;  // each file's text, by path: for caret lines
+  std::vector<Diagnostic> errors;            // every error, in the order reported
 };
+
+// A diagnostic as check prints it: `file:line:col: error: ...`, the line and a caret.
+std::string rendered_diagnostic(const Diagnostic& diag, const ProgramCheck& check);
 
 // Loads and checks every file, going on past a bad one: prints each file's diagnostic to stderr.
 // A query passes when code generation accepts it too.

@@ -7,9 +7,13 @@
 
 #include <fmt/format.h>
 
+#include "compiler/syntax/includes.h"
+
 namespace fs = std::filesystem;
 
 namespace bpfql {
+
+const char* const kSystemQueryDir = "/etc/bpfql/queries";
 
 std::vector<std::string> query_search_dirs() {
   std::vector<std::string> dirs;
@@ -24,6 +28,8 @@ std::vector<std::string> query_search_dirs() {
       start = colon + 1;
     }
   }
+  // The host's own library (configuration management, a team's package), then the installed one.
+  dirs.push_back(kSystemQueryDir);
   dirs.push_back(BPFQL_QUERY_DIR);
   // Installed under another prefix (cmake --install --prefix P): P/share/bpfql/queries.
   std::error_code exe_ec;
@@ -45,11 +51,40 @@ std::vector<std::pair<std::string, std::string>> library_queries() {
     if (!fs::is_directory(dir, ec)) continue;
     for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it); it.increment(ec)) {
       if (!it->is_regular_file() || it->path().extension() != ".yml") continue;
+      if (is_include_file_name(it->path().string())) continue;
       std::string name = fs::relative(it->path(), dir).replace_extension().string();
       found.emplace(name, it->path().string());
     }
   }
   return {found.begin(), found.end()};
+}
+
+Result<QueryFile> load_library_file(const std::string& path) {
+  auto file = load_query_file(path);
+  if (!file) return file;
+  if (auto ok = resolve_includes(*file, query_search_dirs()); !ok) return std::unexpected(ok.error());
+  return file;
+}
+
+std::string library_suggestion(const std::string& wanted) {
+  std::vector<std::string> names;
+  for (const auto& [name, path] : library_queries()) names.push_back(name);
+  if (std::string close = did_you_mean(wanted, names); !close.empty()) return close;
+  // A name without its folder (`top` for `syscalls/top`), possibly misspelt.
+  std::string bare = fs::path(wanted).filename().replace_extension().string();
+  std::vector<std::string> last_parts;
+  for (const auto& name : names) last_parts.push_back(fs::path(name).filename().string());
+  std::string nearest = last_parts.empty() ? "" : nearest_name(bare, last_parts);
+  std::vector<std::string> matching;
+  for (size_t i = 0; i < names.size(); ++i)
+    if (!nearest.empty() && last_parts[i] == nearest) matching.push_back(names[i]);
+  if (matching.size() == 1) return fmt::format("; did you mean '{}'?", matching.front());
+  if (!matching.empty()) {
+    std::string all;
+    for (const auto& m : matching) all += (all.empty() ? "'" : ", '") + m + "'";
+    return fmt::format("; did you mean one of {}?", all);
+  }
+  return " (bpfql list queries shows the library)";
 }
 
 Result<std::string> resolve_query(const std::string& file_or_name) {
@@ -71,14 +106,10 @@ Result<std::string> resolve_query(const std::string& file_or_name) {
         SourceLoc{file_or_name, 0, 0},
         fmt::format("is a directory, not a query file (the queries in it: {}*.yml)", dir)});
   }
-  std::vector<std::string> names;
-  for (const auto& [name, path] : library_queries()) names.push_back(name);
   return std::unexpected(Diagnostic{
       SourceLoc{file_or_name, 0, 0},
       fmt::format("no such file, and no library query of that name{}",
-                  did_you_mean(file_or_name, names).empty()
-                      ? std::string(" (bpfql list queries shows the library)")
-                      : did_you_mean(file_or_name, names))});
+                  library_suggestion(file_or_name))});
 }
 
 }  // namespace bpfql

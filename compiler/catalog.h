@@ -98,6 +98,11 @@ class KernelCatalog {
     (void)member;
     return std::nullopt;
   }
+
+  // The kernel's release ("6.18.44-fc-v857"), for `requires: {kernel: ...}`; "" when unknown.
+  virtual std::string kernel_release() const { return ""; }
+  // Whether the kernel describes its types with BTF, for `requires: {btf: true}`.
+  virtual bool has_kernel_btf() const { return false; }
 };
 
 }  // namespace bpfql

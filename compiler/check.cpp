@@ -1,4 +1,5 @@
 #include "compiler/check.h"
+#include "compiler/check/requirements.h"
 
 #include <algorithm>
 #include <cctype>
@@ -188,15 +189,20 @@ Result<void> find_task_offsets(const KernelCatalog& catalog, CheckedQuery& q) {
   return {};
 }
 
-Result<CheckedQuery> check_query(const QuerySpec& spec, const KernelCatalog& catalog,
-                                 const CheckOptions& options) {
+Result<CheckedQuery> check_query(const QuerySpec& spec, const QueryFile& file,
+                                 const KernelCatalog& catalog, const CheckOptions& options) {
   CheckedQuery out;
   out.name = spec.name;
   out.description = spec.description;
   out.loc = spec.loc;
 
+  if (spec.requirements)
+    if (auto r = check_requirements(*spec.requirements, catalog); !r)
+      return std::unexpected(r.error());
+
   ExprScope scope;
   scope.params = &spec.param_values;
+  scope.macros = &file.macros;
   scope.strlen = spec.strlen;
   if (spec.span) {
     if (auto r = check_span(*spec.span, catalog, scope, out); !r) return std::unexpected(r.error());
@@ -223,11 +229,16 @@ Result<CheckedQuery> check_query(const QuerySpec& spec, const KernelCatalog& cat
 Result<CheckedProgram> check_file(const QueryFile& file, const KernelCatalog& catalog,
                                   const CheckOptions& options) {
   CheckedProgram program;
+  for (const auto& [name, macro] : file.macros)
+    if (is_builtin_name(name))
+      return error_at(macro.name_loc, fmt::format("a macro cannot be named '{}': that is a "
+                                                  "builtin, which every query sees as it is",
+                                                  name));
   std::set<std::string> names;
   for (const auto& spec : file.queries) {
     if (!names.insert(spec.name).second)
       return error_at(spec.loc, fmt::format("two queries are named '{}'", spec.name));
-    auto query = check_query(spec, catalog, options);
+    auto query = check_query(spec, file, catalog, options);
     if (!query) return std::unexpected(query.error());
     program.queries.push_back(std::move(*query));
   }

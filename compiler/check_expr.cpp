@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "compiler/parser.h"
+
 namespace bpfql {
 namespace {
 
@@ -60,6 +62,7 @@ class ExprChecker {
  private:
   const ExprScope& scope_;
   const std::vector<ProbeRef>& probes_;
+  std::vector<std::string> expanding_;  // macros being expanded, outermost first
 
   // Literals.
   Result<void> visit(Expr& e, IntLiteral& lit, int) {
@@ -123,12 +126,50 @@ class ExprChecker {
       if (name == builtin.name) return resolve_builtin(e, builtin.which, 0);
     int arg = 0;
     if (is_arg_name(name, &arg)) return resolve_builtin(e, Builtin::Arg, arg);
+    if (scope_.macros)
+      if (auto macro = scope_.macros->find(name); macro != scope_.macros->end()) {
+        if (all_tracepoints() && every_probe_has_field(name))
+          return error_at(e.loc, fmt::format("'{}' is both a macro (defined at {}:{}) and a field "
+                                             "of this probe; write args.{} for the field, or "
+                                             "rename the macro",
+                                             name, macro->second.name_loc.file,
+                                             macro->second.name_loc.line, name));
+        return expand_macro(e, macro->second, depth);
+      }
     if (all_tracepoints() && every_probe_has_field(name)) {
       e.node = FieldRef{name};
       return check(e, depth + 1);
     }
     return error_at(e.loc, fmt::format("unknown name '{}'{}", name, probe_phrase()) +
                                did_you_mean(name, names_in_scope(scope_)));
+  }
+
+  // A macro's expression takes the place of its name: parsed where it is defined, checked here
+  // (on this query's probes). An error inside it points at the definition and names the use.
+  Result<void> expand_macro(Expr& e, const MacroDef& macro, int depth) {
+    auto at_use = [&](Diagnostic d) {
+      d.message += fmt::format(" (in macro '{}', used at {}:{}:{})", macro.name, e.loc.file,
+                               e.loc.line, e.loc.col);
+      return std::unexpected(std::move(d));
+    };
+    if (std::ranges::find(expanding_, macro.name) != expanding_.end()) {
+      std::string chain;
+      for (const auto& m : expanding_) chain += m + " -> ";
+      return error_at(macro.name_loc, fmt::format("macro '{}' uses itself ({}{})", macro.name,
+                                                  chain, macro.name));
+    }
+    auto parsed = parse_expression(macro.text.text, macro.text.loc);
+    if (!parsed) return at_use(parsed.error());
+    expanding_.push_back(macro.name);
+    auto checked = check(**parsed, depth + 1);
+    expanding_.pop_back();
+    if (!checked) return at_use(checked.error());
+    SourceLoc use = e.loc;
+    std::string text = e.text;
+    e = std::move(**parsed);
+    e.loc = std::move(use);  // later errors about the whole value point at the use
+    e.text = std::move(text);
+    return {};
   }
 
   Result<void> visit(Expr& e, FieldRef& ref, int) {
@@ -365,6 +406,11 @@ class ExprChecker {
         if (auto ok = probe_name_as_index(*b.lhs, *b.rhs); !ok) return ok;
         if (auto ok = probe_name_as_index(*b.rhs, *b.lhs); !ok) return ok;
         if (auto ok = check_comparable(e, *b.lhs, *b.rhs); !ok) return ok;
+        if (auto *x = b.lhs->as<StringLiteral>(), *y = b.rhs->as<StringLiteral>(); x && y) {
+          // `$only == "*"`: a parameter against a literal is known now (an optional filter).
+          bool equal = x->value == y->value;
+          e.node = BoolLiteral{b.op == BinaryOp::Eq ? equal : !equal};
+        }
         e.type = Type::boolean();
         return {};
       case BinaryOp::And: case BinaryOp::Or:
@@ -496,7 +542,8 @@ class ExprChecker {
     const Type& l = lhs.type;
     const Type& r = rhs.type;
     if (l.is_string() && r.is_string()) {
-      if (lhs.as<StringLiteral>() && rhs.as<StringLiteral>())
+      if (lhs.as<StringLiteral>() && rhs.as<StringLiteral>() && !is_from_param(lhs) &&
+          !is_from_param(rhs))
         return error_at(whole.loc, fmt::format("'{}' compares two constants", whole.text));
       for (const Expr* side : {&lhs, &rhs}) {
         const Expr* other = side == &lhs ? &rhs : &lhs;
@@ -644,6 +691,12 @@ class ExprChecker {
     if (!lit)
       return error_at(call.args[1]->loc,
                       fmt::format("the second argument of {}() must be a string literal", call.name));
+    if (lit->value.empty() && is_from_param(*call.args[1])) {
+      // An optional filter: a string parameter left empty turns the test off (docs/language.md).
+      e.node = BoolLiteral{true};
+      e.type = Type::boolean();
+      return {};
+    }
     if (lit->value.empty())
       return error_at(call.args[1]->loc, fmt::format("{}() with an empty string is always true", call.name));
     if (static_cast<int>(lit->value.size()) >= call.args[0]->type.str_size)
@@ -656,6 +709,9 @@ class ExprChecker {
   }
 
   // Helpers.
+  // A value that came from a `$param` (the checker put the parameter's value in its place).
+  static bool is_from_param(const Expr& e) { return e.text.starts_with("$"); }
+
   bool all_tracepoints() const {
     return !probes_.empty() && std::all_of(probes_.begin(), probes_.end(), [](const ProbeRef& p) {
              return p.kind == ProbeKind::Tracepoint && p.format;
@@ -697,7 +753,13 @@ std::vector<std::string> names_in_scope(const ExprScope& scope) {
     if (probe.format)
       for (const auto& f : probe.format->field_names()) fields.insert(f);
   names.insert(names.end(), fields.begin(), fields.end());
+  if (scope.macros)
+    for (const auto& [name, macro] : *scope.macros) names.push_back(name);
   return names;
+}
+
+bool is_builtin_name(std::string_view name) {
+  return std::ranges::any_of(kBuiltins, [&](const auto& b) { return name == b.name; });
 }
 
 Result<void> check_expr(Expr& expr, const ExprScope& scope) {

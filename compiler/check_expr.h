@@ -26,6 +26,7 @@ struct ExprScope {
   bool in_span_end = false;  // `duration` exists
   uint32_t strlen = 64;
   ExprRole role = ExprRole::Filter;
+  const std::map<std::string, MacroDef, std::less<>>* macros = nullptr;  // the file's macros
 };
 
 // Types `expr` in place (rewriting Identifier/ParamRef/retval nodes). Aggregate and display
@@ -36,6 +37,7 @@ Result<void> check_expr(Expr& expr, const ExprScope& scope);
 std::vector<std::string> names_in_scope(const ExprScope& scope);
 
 bool is_aggregate_function(const std::string& name);
+bool is_builtin_name(std::string_view name);  // pid, comm, ...: no macro may take such a name
 bool is_display_function(const std::string& name);
 
 }  // namespace bpfql

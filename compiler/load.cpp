@@ -242,6 +242,7 @@ Result<QueryFile> load_text(const std::string& path, const std::string& text) {
   QueryFile file;
   file.path = path;
   file.text = text;
+  if (auto ok = load::take_shared_keys(*root, src, file); !ok) return std::unexpected(ok.error());
   auto queries = read_root(*root, src, file);
   if (!queries) return std::unexpected(queries.error());
   if (auto ok = name_queries(*queries, path); !ok) return std::unexpected(ok.error());

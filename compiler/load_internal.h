@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -103,6 +104,16 @@ std::string_view param_type_name(ParamType type);
 
 // `params:` (file level or in a query): name → {type, default, doc}.
 Result<std::vector<ParamDecl>> param_decls(const Entry& entry, const YamlSource& src);
+
+// `requires: {kernel: "5.8", probes: [kprobe], btf: true}` (compiler/syntax/load_requires.cpp).
+Result<Requirements> requirements(const Entry& entry, const YamlSource& src);
+
+// `macros:` into `out`; a name already there is an error at the new definition.
+Result<void> read_macros(const Entry& entry, const YamlSource& src,
+                         std::map<std::string, MacroDef, std::less<>>& out);
+// Reads `include:` and `macros:` from the top level of a query file and removes them from
+// `root`, so that the query shapes never see them (compiler/syntax/load_shared.cpp).
+Result<void> take_shared_keys(YAML::Node& root, const YamlSource& src, QueryFile& file);
 
 // One query mapping as read; `legacy` marks the BPFQL shape. `spec.name` stays empty (and
 // `name_loc` unset) when the query has no `name:`; the caller gives the default.

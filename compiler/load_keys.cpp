@@ -249,6 +249,13 @@ Result<void> read_params(const Entry& entry, const YamlSource& src, Draft& draft
   return {};
 }
 
+Result<void> read_requires(const Entry& entry, const YamlSource& src, Draft& draft) {
+  auto needs = requirements(entry, src);
+  if (!needs) return std::unexpected(needs.error());
+  draft.query.spec.requirements = std::move(*needs);
+  return {};
+}
+
 struct Key {
   std::string_view name;
   Handler read;
@@ -272,6 +279,7 @@ constexpr Key kKeys[] = {
     {"strlen", read_strlen},
     {"pid", read_pid},
     {"params", read_params},
+    {"requires", read_requires},
 };
 
 std::vector<std::string> key_names() {

@@ -42,6 +42,15 @@ struct SpanSpec {
   SourceLoc loc;
 };
 
+// `requires:` what a query needs of a kernel, checked against the catalog before anything else
+// (compiler/check/requirements.h).
+struct Requirements {
+  std::optional<Located> kernel;     // minimum release, "5.8" or ">= 5.8"
+  std::vector<Located> probe_kinds;  // "kprobe", "hardware", ...
+  std::optional<SourceLoc> btf;      // `btf: true`, at its value
+  SourceLoc loc;
+};
+
 struct OrderBy {
   std::string column;  // an alias or item text
   // nullopt: not written; an aggregate then sorts descending (top N), a key ascending (as SQL)
@@ -67,16 +76,28 @@ struct QuerySpec {
   uint32_t strlen = 64;
   std::optional<int> pid;            // `pid:` key (USDT/uprobe target process)
   std::vector<ParamDecl> params;     // declared on this query
+  std::optional<Requirements> requirements;  // `requires:`
   bool legacy = false;               // came from the BPFQL shape
   // Filled by bind_params: every parameter visible to this query (file-level, then query-level).
   std::map<std::string, ParamValue> param_values;
 };
 
+// `macros: {is_web: 'comm in ("nginx", "php-fpm")'}`: a named expression, used by its bare name
+// in any expression of the file's queries (compiler/syntax/includes.h).
+struct MacroDef {
+  std::string name;
+  SourceLoc name_loc;
+  Located text;  // the expression, positioned where it is written (often an included file)
+};
+
 struct QueryFile {
   std::string path;
   std::string text;
-  std::vector<ParamDecl> params;     // file-level
+  std::vector<ParamDecl> params;     // file-level (included ones first, then the file's own)
   std::vector<QuerySpec> queries;
+  std::vector<Located> includes;     // `include:` as written
+  std::map<std::string, MacroDef, std::less<>> macros;  // the file's and its includes'
+  std::map<std::string, std::string> included_texts;    // path → text, for caret lines
 };
 
 // Parses one YAML document in any of the three shapes. `path` is used for positions and for the

@@ -12,15 +12,15 @@ struct BtfDeleter {
   void operator()(btf* b) const { btf__free(b); }
 };
 
-const btf* vmlinux_btf() {
+}  // namespace
+
+const btf* running_kernel_btf() {
   static std::unique_ptr<btf, BtfDeleter> loaded(btf__load_vmlinux_btf());
   return loaded.get();
 }
 
-}  // namespace
-
-std::optional<int> kernel_member_offset(std::string_view struct_name, std::string_view member) {
-  const btf* b = vmlinux_btf();
+std::optional<int> kernel_member_offset(const btf* b, std::string_view struct_name,
+                                        std::string_view member) {
   if (!b) return std::nullopt;
   int id = btf__find_by_name_kind(b, std::string(struct_name).c_str(), BTF_KIND_STRUCT);
   if (id < 0) return std::nullopt;
@@ -35,6 +35,10 @@ std::optional<int> kernel_member_offset(std::string_view struct_name, std::strin
     }
   }
   return std::nullopt;
+}
+
+std::optional<int> kernel_member_offset(std::string_view struct_name, std::string_view member) {
+  return kernel_member_offset(running_kernel_btf(), struct_name, member);
 }
 
 }  // namespace bpfql

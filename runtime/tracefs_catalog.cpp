@@ -4,6 +4,7 @@
 #include <linux/perf_event.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -165,5 +166,12 @@ std::optional<int> TracefsCatalog::kernel_member_offset(std::string_view struct_
                                                         std::string_view member) const {
   return bpfql::kernel_member_offset(struct_name, member);  // kernel_btf caches the BTF itself
 }
+
+std::string TracefsCatalog::kernel_release() const {
+  utsname uts{};
+  return ::uname(&uts) == 0 ? uts.release : "";
+}
+
+bool TracefsCatalog::has_kernel_btf() const { return running_kernel_btf() != nullptr; }
 
 }  // namespace bpfql

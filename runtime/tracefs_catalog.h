@@ -50,6 +50,8 @@ class TracefsCatalog : public KernelCatalog {
   // From the running kernel's BTF (runtime/kernel_btf.h).
   std::optional<int> kernel_member_offset(std::string_view struct_name,
                                           std::string_view member) const override;
+  std::string kernel_release() const override;  // uname -r
+  bool has_kernel_btf() const override;
 
  private:
   void use_first_usable(const std::vector<std::filesystem::path>& candidates);

@@ -477,7 +477,7 @@ TEST_CASE("list without a kind: the word is a pattern for the query library") {
         std::string::npos);
 }
 
-TEST_CASE("list tracepoints takes a pattern copied from a probe spec, and notes no match") {
+TEST_CASE("list tracepoints takes a pattern copied from a probe spec; no match exits 1 with a note") {
   REQUIRE_TRACEFS();
   for (const char* pattern :
        {"tracepoint:syscalls:sys_enter_getpp*", "t:syscalls:sys_enter_getppid"}) {
@@ -487,8 +487,9 @@ TEST_CASE("list tracepoints takes a pattern copied from a probe spec, and notes 
     CHECK(run.status.exited_with(0));
     CHECK(run.out.find("tracepoint:syscalls:sys_enter_getppid\n") != std::string::npos);
   }
+  // Nothing matches: a script asking whether a tracepoint exists gets "no" (exit 1).
   Completed run = bpfql({"list", "tracepoints", "nosuch:tracepoint*"});
-  CHECK(run.status.exited_with(0));
+  CHECK(run.status.exited_with(1));
   CHECK(run.out.empty());
   CHECK(run.err.find("no tracepoints match 'nosuch:tracepoint*'") != std::string::npos);
 }

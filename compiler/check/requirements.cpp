@@ -1,0 +1,98 @@
+#include "compiler/check/requirements.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include <fmt/format.h>
+
+namespace bpfql {
+namespace {
+
+// "X.Y[.Z]" at the start of `text`; `rest` gets what follows.
+std::optional<std::array<int, 3>> leading_release(std::string_view text, std::string_view& rest) {
+  std::array<int, 3> parts{0, 0, 0};
+  size_t i = 0;
+  int n = 0;
+  for (; n < 3; ++n) {
+    if (n > 0) {
+      if (i >= text.size() || text[i] != '.') break;
+      ++i;
+    }
+    auto [end, ec] = std::from_chars(text.data() + i, text.data() + text.size(), parts[n]);
+    if (ec != std::errc() || parts[n] < 0) return std::nullopt;
+    i = end - text.data();
+  }
+  if (n < 2) return std::nullopt;
+  rest = text.substr(i);
+  return parts;
+}
+
+std::string release_text(const std::array<int, 3>& r) {
+  return r[2] ? fmt::format("{}.{}.{}", r[0], r[1], r[2]) : fmt::format("{}.{}", r[0], r[1]);
+}
+
+}  // namespace
+
+std::optional<std::array<int, 3>> parse_minimum_release(std::string_view text) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  if (text.starts_with(">=")) text.remove_prefix(2);
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  std::string_view rest;
+  auto release = leading_release(text, rest);
+  if (!release || rest.find_first_not_of(' ') != std::string_view::npos) return std::nullopt;
+  return release;
+}
+
+std::optional<std::array<int, 3>> parse_release(std::string_view release) {
+  std::string_view rest;
+  return leading_release(release, rest);
+}
+
+const std::vector<std::string>& requirable_probe_kinds() {
+  static const std::vector<std::string> kinds = {
+      "tracepoint", "rawtracepoint", "kprobe",   "kretprobe", "uprobe",  "uretprobe",
+      "usdt",       "software",      "hardware", "profile",   "interval"};
+  return kinds;
+}
+
+std::string requirable_probe_kinds_text() {
+  std::string all;
+  for (const auto& kind : requirable_probe_kinds()) all += (all.empty() ? "" : ", ") + kind;
+  return all;
+}
+
+bool is_requirable_probe_kind(std::string_view kind) {
+  return std::ranges::find(requirable_probe_kinds(), kind) != requirable_probe_kinds().end();
+}
+
+Result<void> check_requirements(const Requirements& needs, const KernelCatalog& catalog) {
+  if (needs.kernel) {
+    auto wanted = parse_minimum_release(needs.kernel->text);
+    std::string have_text = catalog.kernel_release();
+    auto have = parse_release(have_text);
+    if (!have)
+      return error_at(needs.kernel->loc,
+                      fmt::format("requires kernel {}, and the kernel's release is unknown{}",
+                                  release_text(*wanted),
+                                  have_text.empty() ? "" : fmt::format(" ('{}')", have_text)));
+    if (*have < *wanted)
+      return error_at(needs.kernel->loc,
+                      fmt::format("requires kernel {} or later; this kernel is {}",
+                                  release_text(*wanted), have_text));
+  }
+  for (const Located& kind : needs.probe_kinds) {
+    // Only these kinds can be missing from a kernel the catalog describes; the others are
+    // offered by every kernel bpfql runs on (tracepoints, uprobes, perf software events).
+    std::string why;
+    if (kind.text == "kprobe" || kind.text == "kretprobe") why = catalog.kprobes_unavailable();
+    if (kind.text == "hardware") why = catalog.hardware_events_unavailable();
+    if (!why.empty())
+      return error_at(kind.loc, fmt::format("requires {} probes: {}", kind.text, why));
+  }
+  if (needs.btf && !catalog.has_kernel_btf())
+    return error_at(*needs.btf, "requires the kernel's BTF, and this kernel has none "
+                                "(/sys/kernel/btf/vmlinux; CONFIG_DEBUG_INFO_BTF)");
+  return {};
+}
+
+}  // namespace bpfql
