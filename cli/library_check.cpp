@@ -148,7 +148,12 @@ int command_check_library(const PipelineInput& input, const CheckTargets& target
     verdicts.emplace_back();
     for (const Kernel& kernel : kernels) {
       Verdict verdict = check_on(file, input, *kernel.catalog);
-      if (!verdict.ok() && kernel.partial)
+      // A partial snapshot lacks tracepoints its queries did not read: say so where it matters.
+      auto about_tracepoints = [](const Diagnostic& d) {
+        return d.message.starts_with("unknown tracepoint") ||
+               d.message.starts_with("no tracepoint matches");
+      };
+      if (kernel.partial && std::ranges::any_of(verdict.errors, about_tracepoints))
         verdict.rendered.push_back(fmt::format(
             "note: {} holds only what the queries it was exported for use (kernel export --for): "
             "what it lacks may still be on that kernel\n",

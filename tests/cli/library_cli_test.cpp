@@ -122,14 +122,17 @@ TEST_CASE("a library on two kernels: a renamed field passes on one, fails on the
   Completed run = bpfql({"check", "--kernel", kShipped, "--kernel", renamed, kLibrary});
   INFO("stdout:\n" << run.out << "\nstderr:\n" << run.err);
   CHECK(run.status.exited_with(2));
-  CHECK(has(run.out, "query                 library-6.18.kernel  renamed.kernel"));
-  CHECK(has(run.out, "\nblock/io-by-process   ok                   FAIL\n"));
-  CHECK(has(run.out, "\nblock/io-size         ok                   ok\n"));
-  CHECK(has(run.out, "\nsyscalls/top          ok                   ok\n"));
+  CHECK(has(run.out, "query                  library-6.18.kernel  renamed.kernel\n"
+                     "                       6.18.44-"));
+  CHECK(has(run.out, "\nblock/io-by-process    ok                   FAIL\n"));
+  CHECK(has(run.out, "\nblock/io-size          ok                   FAIL\n"));
+  CHECK(has(run.out, "\nsyscalls/top           ok                   ok\n"));
   CHECK(has(run.out, "block/io-by-process on renamed.kernel (6.19.0-renamed):\n" + kLibrary +
                          "/block/io-by-process.yml:4:35: error: unknown field 'bytes' in tracepoint "
-                         "block:block_rq_issue; did you mean 'nr_bytes'?\n"));
-  CHECK(has(run.err, "1 failed"));
+                         "block:block_rq_issue\n"
+                         "  select: [count() as requests, sum(args.bytes) as bytes]\n"
+                         "                                    ^\n"));
+  CHECK(has(run.err, "23 files: 21 ok on every kernel, 2 failed; 0 library problems"));
 
   Completed json = bpfql({"check", "-f", "json", "--kernel", kShipped, "--kernel", renamed, kLibrary});
   CHECK(json.status.exited_with(2));
@@ -138,6 +141,7 @@ TEST_CASE("a library on two kernels: a renamed field passes on one, fails on the
   CHECK(doc["kernels"][1]["release"] == "6.19.0-renamed");
   bool found = false;
   for (const auto& file : doc["files"]) {
+    if (file["name"] == "block/io-size") continue;  // reads the same field
     if (file["name"] != "block/io-by-process") {
       CHECK(file["results"][1]["ok"] == true);
       continue;
@@ -147,7 +151,7 @@ TEST_CASE("a library on two kernels: a renamed field passes on one, fails on the
     CHECK(file["results"][1]["ok"] == false);
     CHECK(file["results"][1]["errors"][0]["line"] == 4);
     CHECK(file["results"][1]["errors"][0]["message"] ==
-          "unknown field 'bytes' in tracepoint block:block_rq_issue; did you mean 'nr_bytes'?");
+          "unknown field 'bytes' in tracepoint block:block_rq_issue");
   }
   CHECK(found);
 }
@@ -250,8 +254,8 @@ select: count()
   // At the definition, with its line and a caret; the message names the use.
   CHECK(has(bad.err, shared + ":4:8: error: unknown name 'comn' for probe tracepoint:sched:sched_switch; "
                               "did you mean 'comm'? (in macro 'bad', used at " + uses_bad + ":4:8)\n"
-                              "  bad: comn == \"x\"\n"
-                              "       ^\n"));
+                              "    bad: comn == \"x\"\n"
+                              "         ^\n"));
 
   std::string typo = dir.write("lib/web/typo.yml", "include: shared/web\nprobe: tracepoint:sched:sched_switch\n"
                                                    "where: is_wbe\nselect: count()\n");
@@ -287,7 +291,7 @@ select: count()
 )");
   Completed run = bpfql({"check", "--kernel", kShipped, q});
   CHECK(run.status.exited_with(2));
-  CHECK(has(run.err, q + ":2:35: error: requires kprobe probes: kprobes are not available"));
+  CHECK(has(run.err, q + ":2:36: error: requires kprobe probes: kprobes are not available"));
 }
 
 TEST_CASE("discovery: describe, list queries with parameters, did-you-mean for library names") {

@@ -140,7 +140,7 @@ TEST_CASE("snapshot catalog: requires: is checked against the snapshot's kernel"
   REQUIRE_FALSE(too_new);
   CHECK(too_new.error().message == "requires kernel 6.19 or later; this kernel is 6.18.44-fc-v669");
   CHECK(too_new.error().loc.line == 2);
-  CHECK(too_new.error().loc.col == 20);
+  CHECK(too_new.error().loc.col == 21);
   auto kprobes = check_text("requires: {probes: [tracepoint, kprobe]}");
   REQUIRE_FALSE(kprobes);
   CHECK(kprobes.error().message ==
