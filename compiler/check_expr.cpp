@@ -416,12 +416,32 @@ class ExprChecker {
       case BinaryOp::And: case BinaryOp::Or:
         if (!is_condition(l) || !is_condition(r)) return operand_error(b, "conditions");
         e.type = Type::boolean();
+        fold_constant_side(e, b);
         return {};
     }
     return {};
   }
 
   static bool is_condition(const Type& t) { return t.is_bool() || t.is_integer(); }
+
+  // `true || X` is true, `false && X` false, `true && X` and `false || X` are X: an optional
+  // filter turned off by its parameter (`$only == "*" || comm == $only`) costs nothing per event.
+  static void fold_constant_side(Expr& e, Binary& b) {
+    for (ExprPtr* side : {&b.lhs, &b.rhs}) {
+      auto* constant = (*side)->as<BoolLiteral>();
+      if (!constant) continue;
+      bool is_or = b.op == BinaryOp::Or;
+      if (constant->value == is_or) {  // decides the whole
+        e.node = BoolLiteral{is_or};
+        return;
+      }
+      ExprPtr& other = side == &b.lhs ? b.rhs : b.lhs;  // the whole is the other side
+      if (!other->type.is_bool()) return;  // an integer condition stays as written
+      Expr kept = std::move(*other);
+      e = std::move(kept);
+      return;
+    }
+  }
 
   // The exact value of an integer expression made of constants (literals, `-`, arithmetic;
   // parameters are literals by now), or nullopt. 128 bits hold every sum, difference, quotient
@@ -542,9 +562,11 @@ class ExprChecker {
     const Type& l = lhs.type;
     const Type& r = rhs.type;
     if (l.is_string() && r.is_string()) {
-      if (lhs.as<StringLiteral>() && rhs.as<StringLiteral>() && !is_from_param(lhs) &&
-          !is_from_param(rhs))
-        return error_at(whole.loc, fmt::format("'{}' compares two constants", whole.text));
+      if (lhs.as<StringLiteral>() && rhs.as<StringLiteral>()) {
+        if (!is_from_param(lhs) && !is_from_param(rhs))
+          return error_at(whole.loc, fmt::format("'{}' compares two constants", whole.text));
+        return {};  // a parameter against a literal: decided now, whatever their lengths
+      }
       for (const Expr* side : {&lhs, &rhs}) {
         const Expr* other = side == &lhs ? &rhs : &lhs;
         if (auto* lit = side->as<StringLiteral>())
