@@ -51,7 +51,10 @@ Result<LibraryFiles> library_files(const std::vector<std::string>& files_or_dirs
     std::error_code ec;
     if (fs::is_directory(arg, ec)) {
       result.is_library = true;
+      size_t before = result.files.size();
       add_directory(arg, result.files);
+      if (result.files.size() == before)
+        return error_at({arg, 0, 0}, "no query files (*.yml) in this folder or below it");
       continue;
     }
     auto path = resolve_query(arg);

@@ -47,6 +47,11 @@ Result<void> read_macros(const Entry& entry, const YamlSource& src,
 
 Result<void> take_shared_keys(YAML::Node& root, const YamlSource& src, QueryFile& file) {
   if (!root.IsMap()) return {};
+  bool has_shared = false;
+  for (auto it = root.begin(); it != root.end(); ++it)
+    if (it->first.IsScalar() && (it->first.Scalar() == "include" || it->first.Scalar() == "macros"))
+      has_shared = true;
+  if (!has_shared) return {};  // the shapes' own readers report everything else
   auto entries = entries_of(root, src, "query file");
   if (!entries) return std::unexpected(entries.error());
   for (const Entry& entry : *entries) {

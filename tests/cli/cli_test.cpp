@@ -613,11 +613,11 @@ TEST_CASE("-f folded with no kstack or ustack in the run is a usage error naming
   CHECK(both.err.find("needs kstack or ustack") == std::string::npos);
 }
 
-TEST_CASE("a directory is not a query file, and the error says so") {
+TEST_CASE("a directory is not a query file (check: a library without queries), and the error says so") {
   char dir_template[] = "/tmp/bpfql-cli-XXXXXX";
   REQUIRE(::mkdtemp(dir_template));
   std::string dir = dir_template;
-  for (const char* command : {"check", "compile", "run"}) {
+  for (const char* command : {"compile", "run"}) {
     CAPTURE(command);
     Completed run = bpfql({command, dir});
     INFO("stderr:\n" << run.err);
@@ -625,6 +625,10 @@ TEST_CASE("a directory is not a query file, and the error says so") {
     CHECK(run.err.find(dir + ": error: is a directory, not a query file (the queries in it: " +
                        dir + "/*.yml)") != std::string::npos);
   }
+  // check takes a folder as a library (docs/library.md): one without queries is an error.
+  Completed run = bpfql({"check", dir});
+  CHECK(run.status.exited_with(2));
+  CHECK(run.err == dir + ": error: no query files (*.yml) in this folder or below it\n");
   fs::remove_all(dir);
 }
 
