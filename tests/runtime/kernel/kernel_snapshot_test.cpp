@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "compiler/check.h"
 #include "compiler/query.h"
@@ -48,12 +49,14 @@ TEST_CASE("packed bytes: round trip, and a damaged or truncated text is an error
   auto back = unpack_bytes(packed, raw.size());
   REQUIRE(back);
   CHECK(*back == raw);
-  CHECK(unpack_bytes(packed, raw.size() + 1).error().find("does not inflate") != std::string::npos);
+  CHECK(unpack_bytes(packed, raw.size() + 1).error() ==
+        fmt::format("{} bytes where {} were recorded", raw.size(), raw.size() + 1));
+  CHECK(unpack_bytes(packed, raw.size() - 1).error().find("does not inflate") != std::string::npos);
   CHECK_FALSE(unpack_bytes(packed.substr(0, packed.size() - 4), raw.size()));
   std::string damaged = packed;
   damaged[10] = '!';
   CHECK(unpack_bytes(damaged, raw.size()).error().find("invalid base64") != std::string::npos);
-  CHECK(unpack_bytes("", 0));
+  CHECK(unpack_bytes(pack_bytes(""), 0) == std::string());
 }
 
 TEST_CASE("kernel snapshot: encode then decode gives back every part") {
