@@ -1,4 +1,4 @@
-#include "compiler/check.h"
+#include "compiler/check/check.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,12 +7,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "compiler/ast_walk.h"
-#include "compiler/check_expr.h"
-#include "compiler/check_probe.h"
-#include "compiler/check_select.h"
-#include "compiler/lexer.h"
-#include "compiler/parser.h"
+#include "compiler/syntax/ast_walk.h"
+#include "compiler/check/expr.h"
+#include "compiler/check/probe.h"
+#include "compiler/check/select.h"
+#include "compiler/syntax/lexer.h"
+#include "compiler/syntax/parser.h"
 
 namespace bpfql {
 namespace {

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ast.h"
-#include "compiler/catalog.h"
+#include "compiler/syntax/ast.h"
+#include "compiler/check/catalog.h"
 #include "compiler/plan.h"
-#include "compiler/query.h"
+#include "compiler/syntax/query.h"
 
 namespace bpfql {
 

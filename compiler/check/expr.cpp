@@ -1,4 +1,4 @@
-#include "compiler/check_expr.h"
+#include "compiler/check/expr.h"
 
 #include <algorithm>
 #include <optional>

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ast.h"
-#include "compiler/check.h"
-#include "compiler/query.h"
+#include "compiler/syntax/ast.h"
+#include "compiler/check/check.h"
+#include "compiler/syntax/query.h"
 
 namespace bpfql {
 

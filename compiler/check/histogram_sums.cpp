@@ -1,4 +1,4 @@
-#include "compiler/histogram_sums.h"
+#include "compiler/check/histogram_sums.h"
 
 namespace bpfql {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "compiler/check.h"
+#include "compiler/check/check.h"
 
 namespace bpfql {
 

@@ -1,5 +1,5 @@
 // Pairs the conversions of a tracepoint's print fmt with their arguments (see print_fmt.h).
-#include "compiler/print_fmt.h"
+#include "compiler/check/print_fmt.h"
 #include "compiler/text.h"
 
 #include <cctype>

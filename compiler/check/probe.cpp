@@ -1,4 +1,4 @@
-#include "compiler/check_probe.h"
+#include "compiler/check/probe.h"
 
 #include <fnmatch.h>
 
@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "compiler/lexer.h"
+#include "compiler/syntax/lexer.h"
 
 namespace bpfql {
 namespace {

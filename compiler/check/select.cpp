@@ -1,4 +1,4 @@
-#include "compiler/check_select.h"
+#include "compiler/check/select.h"
 
 #include <algorithm>
 #include <charconv>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "compiler/parser.h"
+#include "compiler/syntax/parser.h"
 
 namespace bpfql {
 namespace {

@@ -2,8 +2,8 @@
 // with the SQL rule: a plain value next to aggregates must be a group_by key.
 #pragma once
 
-#include "compiler/check.h"
-#include "compiler/check_expr.h"
+#include "compiler/check/check.h"
+#include "compiler/check/expr.h"
 
 namespace bpfql {
 

@@ -7,8 +7,8 @@
 #include <map>
 #include <span>
 
-#include "compiler/catalog.h"
-#include "compiler/print_fmt.h"
+#include "compiler/check/catalog.h"
+#include "compiler/check/print_fmt.h"
 #include "compiler/text.h"
 
 namespace bpfql {

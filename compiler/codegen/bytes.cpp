@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "compiler/codegen_function.h"
+#include "compiler/codegen/function.h"
 
 namespace bpfql::codegen {
 

@@ -1,4 +1,4 @@
-#include "compiler/c_names.h"
+#include "compiler/codegen/c_names.h"
 
 #include <fmt/format.h>
 

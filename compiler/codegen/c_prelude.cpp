@@ -1,4 +1,4 @@
-#include "compiler/c_prelude.h"
+#include "compiler/codegen/c_prelude.h"
 
 #include <fmt/format.h>
 #include <linux/bpf.h>

@@ -1,17 +1,17 @@
 // Code generation: one BCC-dialect C program for every query of a file, and the Plan that
 // describes its maps and attach points. Layout decisions live in codegen_query.cpp, function
 // bodies in codegen_function.cpp (statements), codegen_expr.cpp and codegen_strings.cpp.
-#include "compiler/codegen.h"
+#include "compiler/codegen/codegen.h"
 
 #include <fmt/format.h>
 
 #include <map>
 #include <vector>
 
-#include "compiler/c_names.h"
-#include "compiler/c_prelude.h"
-#include "compiler/codegen_function.h"
-#include "compiler/codegen_internal.h"
+#include "compiler/codegen/c_names.h"
+#include "compiler/codegen/c_prelude.h"
+#include "compiler/codegen/function.h"
+#include "compiler/codegen/internal.h"
 
 namespace bpfql {
 namespace {

@@ -1,7 +1,7 @@
 // Code generation: a checked program → Plan (BCC-dialect C + the typed layout of its maps).
 #pragma once
 
-#include "compiler/check.h"
+#include "compiler/check/check.h"
 #include "compiler/plan.h"
 
 namespace bpfql {

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "compiler/c_names.h"
-#include "compiler/codegen_function.h"
+#include "compiler/codegen/c_names.h"
+#include "compiler/codegen/function.h"
 
 namespace bpfql::codegen {
 namespace {

@@ -1,4 +1,4 @@
-#include "compiler/codegen_function.h"
+#include "compiler/codegen/function.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cctype>
 
 #include "compiler/buckets.h"
-#include "compiler/c_names.h"
+#include "compiler/codegen/c_names.h"
 
 namespace bpfql::codegen {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen_internal.h"
+#include "compiler/codegen/internal.h"
 
 namespace bpfql::codegen {
 

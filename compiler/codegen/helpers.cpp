@@ -1,4 +1,4 @@
-#include "compiler/codegen_helpers.h"
+#include "compiler/codegen/helpers.h"
 
 #include <fmt/format.h>
 

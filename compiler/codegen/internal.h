@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "compiler/check.h"
-#include "compiler/codegen_helpers.h"
-#include "compiler/codegen_layout.h"
-#include "compiler/codegen_maps.h"
-#include "compiler/codegen_tracepoint.h"
+#include "compiler/check/check.h"
+#include "compiler/codegen/helpers.h"
+#include "compiler/codegen/layout.h"
+#include "compiler/codegen/maps.h"
+#include "compiler/codegen/tracepoint.h"
 #include "compiler/plan.h"
 
 namespace bpfql::codegen {

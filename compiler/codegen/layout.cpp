@@ -1,8 +1,8 @@
-#include "compiler/codegen_layout.h"
+#include "compiler/codegen/layout.h"
 
 #include <fmt/format.h>
 
-#include "compiler/c_names.h"
+#include "compiler/codegen/c_names.h"
 
 namespace bpfql::codegen {
 

@@ -1,4 +1,4 @@
-#include "compiler/codegen_maps.h"
+#include "compiler/codegen/maps.h"
 
 #include <fmt/format.h>
 #include <linux/bpf.h>
@@ -25,7 +25,7 @@ std::string map_declaration(Dialect d, const MapDecl& m) {
       case MapKind::StackTrace:
         // BPF_STACK_TRACE would round the size up with roundup_pow_of_two(), from
         // <linux/log2.h>, which the compile leaves out (compile_cflags() in
-        // runtime/compile_request.h).
+        // runtime/compile/compile_request.h).
         return fmt::format("BPF_TABLE(\"stacktrace\", int, struct bpf_stacktrace, {}, {});",
                            m.name, m.entries);
       case MapKind::TaskStorage:

@@ -1,7 +1,7 @@
 // How the generated C declares and uses its maps, in the two dialects bpfql writes:
 //  - BCC's, for libbcc: `BPF_PERCPU_HASH(name, ...)` declarations and `name.lookup(&k)` calls,
 //    which libbcc's frontend rewrites into helper calls on the map's fd;
-//  - plain C, for bpfql's own one-pass clang compile (runtime/clang_compile.h): each map a
+//  - plain C, for bpfql's own one-pass clang compile (runtime/compile/clang_compile.h): each map a
 //    `struct bpfql_map_def` in the "maps" section, helpers called with `&name` (the compiled
 //    object's relocations then say which ld_imm64 names which map; c_prelude.h defines the rest).
 #pragma once
@@ -22,7 +22,7 @@ enum class MapKind {
   Hash,
   PerfOutput,            // one perf buffer per CPU
   StackTrace,            // key int, value struct bpf_stacktrace
-  TaskStorage,           // key: the current task; needs BTF for the map (runtime/bpf_elf.h)
+  TaskStorage,           // key: the current task; needs BTF for the map (runtime/compile/bpf_elf.h)
 };
 
 struct MapDecl {

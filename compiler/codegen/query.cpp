@@ -7,8 +7,8 @@
 #include <array>
 
 #include "compiler/buckets.h"
-#include "compiler/c_names.h"
-#include "compiler/codegen_internal.h"
+#include "compiler/codegen/c_names.h"
+#include "compiler/codegen/internal.h"
 
 namespace bpfql::codegen {
 namespace {

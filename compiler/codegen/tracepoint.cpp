@@ -1,9 +1,9 @@
-#include "compiler/codegen_tracepoint.h"
+#include "compiler/codegen/tracepoint.h"
 
 #include <fmt/format.h>
 
-#include "compiler/c_names.h"
-#include "compiler/codegen_layout.h"
+#include "compiler/codegen/c_names.h"
+#include "compiler/codegen/layout.h"
 
 namespace bpfql::codegen {
 namespace {

@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "compiler/catalog.h"
+#include "compiler/check/catalog.h"
 #include "compiler/diagnostics.h"
 
 namespace bpfql::codegen {

@@ -1,4 +1,4 @@
-#include "compiler/ast.h"
+#include "compiler/syntax/ast.h"
 
 #include <type_traits>
 

@@ -3,7 +3,7 @@
 
 #include <functional>
 
-#include "compiler/ast.h"
+#include "compiler/syntax/ast.h"
 
 namespace bpfql {
 

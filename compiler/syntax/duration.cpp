@@ -3,7 +3,7 @@
 #include <array>
 #include <limits>
 
-#include "compiler/query.h"
+#include "compiler/syntax/query.h"
 #include "compiler/text.h"
 
 namespace bpfql {

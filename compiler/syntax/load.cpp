@@ -8,7 +8,7 @@
 #include <map>
 #include <memory>
 
-#include "compiler/load_internal.h"
+#include "compiler/syntax/load_internal.h"
 
 namespace bpfql {
 namespace {

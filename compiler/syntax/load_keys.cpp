@@ -6,8 +6,8 @@
 #include <limits>
 #include <map>
 
-#include "compiler/lexer.h"
-#include "compiler/load_internal.h"
+#include "compiler/syntax/lexer.h"
+#include "compiler/syntax/load_internal.h"
 #include "compiler/text.h"
 
 namespace bpfql::load {

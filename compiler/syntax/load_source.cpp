@@ -7,9 +7,9 @@
 #include <map>
 #include <optional>
 
-#include "compiler/lexer.h"
-#include "compiler/load_internal.h"
-#include "compiler/parser.h"
+#include "compiler/syntax/lexer.h"
+#include "compiler/syntax/load_internal.h"
+#include "compiler/syntax/parser.h"
 
 namespace bpfql::load {
 

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <vector>
 
-#include "compiler/load_internal.h"
+#include "compiler/syntax/load_internal.h"
 
 namespace bpfql::load {
 namespace {

@@ -7,7 +7,7 @@
 #include <limits>
 #include <set>
 
-#include "compiler/load_internal.h"
+#include "compiler/syntax/load_internal.h"
 
 namespace bpfql {
 namespace load {

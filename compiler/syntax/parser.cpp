@@ -1,5 +1,5 @@
 // Precedence climbing over the lexer's tokens. The grammar is grammar/expressions.ebnf.
-#include "compiler/parser.h"
+#include "compiler/syntax/parser.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <optional>
 #include <utility>
 
-#include "compiler/lexer.h"
+#include "compiler/syntax/lexer.h"
 
 namespace bpfql {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <string_view>
 
-#include "compiler/ast.h"
+#include "compiler/syntax/ast.h"
 #include "compiler/diagnostics.h"
 
 namespace bpfql {

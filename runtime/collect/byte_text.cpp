@@ -1,5 +1,5 @@
 // Byte arrays as text (see byte_text.h).
-#include "runtime/byte_text.h"
+#include "runtime/collect/byte_text.h"
 
 #include <arpa/inet.h>
 

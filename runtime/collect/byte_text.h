@@ -6,7 +6,7 @@
 #include <span>
 #include <string>
 
-#include "runtime/result.h"
+#include "runtime/collect/result.h"
 
 namespace bpfql {
 

@@ -1,5 +1,5 @@
 // Raw map snapshot → grouped, decoded, sorted rows (see collector.h).
-#include "runtime/collector.h"
+#include "runtime/collect/collector.h"
 
 #include <algorithm>
 #include <compare>

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "compiler/plan.h"
-#include "runtime/decode.h"
-#include "runtime/result.h"
+#include "runtime/collect/decode.h"
+#include "runtime/collect/result.h"
 
 namespace bpfql {
 

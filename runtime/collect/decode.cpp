@@ -1,5 +1,5 @@
 // Pure decoding of Plan-described bytes into cells (see decode.h).
-#include "runtime/decode.h"
+#include "runtime/collect/decode.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 // Pure decoding: bytes laid out as the Plan says → typed cells. Key and event fields, per-CPU
 // value structs merged over CPUs, histogram slots → buckets and percentiles. No kernel, no libbcc:
-// everything here is tested with synthetic bytes (tests/runtime/decode_test.cpp).
+// everything here is tested with synthetic bytes (tests/runtime/collect/decode_test.cpp).
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "compiler/plan.h"
-#include "runtime/result.h"
+#include "runtime/collect/result.h"
 
 namespace bpfql {
 

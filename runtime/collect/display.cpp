@@ -1,5 +1,5 @@
 // Display functions and the kernel/user symbolizers behind ksym(), usym() and stacks.
-#include "runtime/display.h"
+#include "runtime/collect/display.h"
 
 #include <bcc/bcc_syms.h>
 #include <fmt/format.h>
@@ -15,7 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "runtime/syscall_names.h"
+#include "runtime/collect/syscall_names.h"
 
 namespace bpfql {
 namespace {

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "compiler/plan.h"
-#include "runtime/result.h"
+#include "runtime/collect/result.h"
 
 namespace bpfql {
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string_view>
 
-#include "runtime/display.h"
+#include "runtime/collect/display.h"
 
 namespace bpfql {
 namespace {

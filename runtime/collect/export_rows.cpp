@@ -4,7 +4,7 @@
 // percentile aggregate is presented to it as an lhist with one bucket per log-linear slot (slot s
 // → the linear bucket [s, s+1), which is lhist slot s + 1), and the resulting buckets' bounds are
 // then replaced by the log-linear ranges (buckets.h) they stand for.
-#include "runtime/serve/export_rows.h"
+#include "runtime/collect/export_rows.h"
 
 #include <algorithm>
 #include <cstring>

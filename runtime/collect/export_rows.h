@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "compiler/plan.h"
-#include "runtime/collector.h"
-#include "runtime/decode.h"
-#include "runtime/result.h"
+#include "runtime/collect/collector.h"
+#include "runtime/collect/decode.h"
+#include "runtime/collect/result.h"
 
 namespace bpfql {
 

@@ -1,5 +1,5 @@
 // Kernel map reads: batch lookups with a get_next_key fallback (see map_reader.h).
-#include "runtime/map_reader.h"
+#include "runtime/collect/map_reader.h"
 
 #include <bcc/libbpf.h>
 #include <bpf/libbpf.h>

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "compiler/plan.h"
-#include "runtime/bpf_object.h"
-#include "runtime/collector.h"
+#include "runtime/load/bpf_object.h"
+#include "runtime/collect/collector.h"
 
 namespace bpfql {
 

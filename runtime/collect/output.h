@@ -5,7 +5,7 @@
 #include <ostream>
 #include <string>
 
-#include "runtime/result.h"
+#include "runtime/collect/result.h"
 
 namespace bpfql {
 

@@ -36,7 +36,7 @@ struct StackValue {
   std::vector<std::string> frames;  // innermost first, symbolized
 };
 // A byte array as the kernel wrote it (u8 saddr[4]), and how it prints: lowercase hex, or an
-// IP address once Display::Ipv4 / Display::Ipv6 is applied (runtime/byte_text.h). It stays
+// IP address once Display::Ipv4 / Display::Ipv6 is applied (runtime/collect/byte_text.h). It stays
 // bytes so that addresses sort as addresses (10.0.0.9 before 10.0.0.10), not as text.
 struct BytesValue {
   enum class Shown { Hex, Ipv4, Ipv6 };

@@ -1,5 +1,5 @@
 // Stack symbolization through the query's stack map and display.h's symbolizers.
-#include "runtime/stacks.h"
+#include "runtime/collect/stacks.h"
 
 #include <bcc/libbpf.h>
 #include <fmt/format.h>
@@ -10,7 +10,7 @@
 #include <set>
 #include <vector>
 
-#include "runtime/display.h"
+#include "runtime/collect/display.h"
 
 namespace bpfql {
 

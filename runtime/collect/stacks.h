@@ -8,9 +8,9 @@
 #include <string>
 
 #include "compiler/plan.h"
-#include "runtime/bpf_object.h"
-#include "runtime/collector.h"
-#include "runtime/decode.h"
+#include "runtime/load/bpf_object.h"
+#include "runtime/collect/collector.h"
+#include "runtime/collect/decode.h"
 
 namespace bpfql {
 

@@ -1,5 +1,5 @@
 // Perf buffers of streaming queries (see stream.h).
-#include "runtime/stream.h"
+#include "runtime/collect/stream.h"
 
 #include <bcc/libbpf.h>
 #include <bcc/perf_reader.h>
@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "runtime/attach.h"
+#include "runtime/load/attach.h"
 
 namespace bpfql {
 

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "compiler/plan.h"
-#include "runtime/bpf_object.h"
-#include "runtime/decode.h"
-#include "runtime/output.h"
+#include "runtime/load/bpf_object.h"
+#include "runtime/collect/decode.h"
+#include "runtime/collect/output.h"
 
 struct perf_reader;
 

@@ -1,4 +1,4 @@
-#include "runtime/bpf_elf.h"
+#include "runtime/compile/bpf_elf.h"
 
 #include <elf.h>
 #include <fmt/format.h>
@@ -9,14 +9,14 @@
 #include <map>
 #include <optional>
 
-#include "compiler/c_prelude.h"
+#include "compiler/codegen/c_prelude.h"
 
 namespace bpfql {
 namespace {
 
 constexpr uint32_t kRelocation64 = 1;  // R_BPF_64_64: the address of a symbol in an ld_imm64
 
-// struct bpfql_map_def of compiler/c_prelude.cpp.
+// struct bpfql_map_def of compiler/codegen/c_prelude.cpp.
 struct MapDef {
   uint32_t type, key_size, value_size, max_entries, flags;
 };

@@ -1,4 +1,4 @@
-// Reading the ELF object of a plain-C compile (runtime/clang_compile.h) into a ProgramImage: the
+// Reading the ELF object of a plain-C compile (runtime/compile/clang_compile.h) into a ProgramImage: the
 // maps from their definitions in the "maps" section, each attached function's instructions from
 // its own "prog/NAME" section, and, from the relocations, which ld_imm64 names which map. The
 // same image libbcc's compile gives (compile_libbcc.h), so everything after it (cache, loader)
@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/program_image.h"
+#include "runtime/compile/program_image.h"
 
 namespace bpfql {
 

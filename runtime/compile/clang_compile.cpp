@@ -1,6 +1,6 @@
-#include "runtime/clang_compile.h"
+#include "runtime/compile/clang_compile.h"
 
-#include "runtime/clang_invoke.h"
+#include "runtime/compile/clang_invoke.h"
 
 namespace bpfql {
 

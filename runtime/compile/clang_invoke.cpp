@@ -1,4 +1,4 @@
-#include "runtime/clang_invoke.h"
+#include "runtime/compile/clang_invoke.h"
 
 // clang's and LLVM's headers are not written for -Wextra under GCC.
 #pragma GCC diagnostic push
@@ -25,7 +25,7 @@ void LLVMInitializeBPFTargetInfo();
 void LLVMInitializeBPFTarget();
 void LLVMInitializeBPFTargetMC();
 void LLVMInitializeBPFAsmPrinter();
-void LLVMInitializeBPFAsmParser();  // the inline asm of BPFQL_CONST (compiler/codegen_helpers.cpp)
+void LLVMInitializeBPFAsmParser();  // the inline asm of BPFQL_CONST (compiler/codegen/helpers.cpp)
 }
 
 namespace bpfql {

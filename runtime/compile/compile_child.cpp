@@ -1,5 +1,5 @@
 // Running the compile helpers (see compile_child.h).
-#include "runtime/compile_child.h"
+#include "runtime/compile/compile_child.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "runtime/pipe_io.h"
+#include "runtime/compile/pipe_io.h"
 
 extern char** environ;
 

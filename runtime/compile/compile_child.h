@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "compiler/plan.h"
-#include "runtime/compile_request.h"
+#include "runtime/compile/compile_request.h"
 
 namespace bpfql {
 

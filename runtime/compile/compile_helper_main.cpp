@@ -1,10 +1,10 @@
-#include "runtime/compile_helper_main.h"
+#include "runtime/compile/compile_helper_main.h"
 
 #include <unistd.h>
 
 #include <cstdio>
 
-#include "runtime/pipe_io.h"
+#include "runtime/compile/pipe_io.h"
 
 namespace bpfql {
 

@@ -4,7 +4,7 @@
 
 #include <functional>
 
-#include "runtime/compile_request.h"
+#include "runtime/compile/compile_request.h"
 
 namespace bpfql {
 

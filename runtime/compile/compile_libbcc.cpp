@@ -1,4 +1,4 @@
-#include "runtime/compile_libbcc.h"
+#include "runtime/compile/compile_libbcc.h"
 
 #include <bcc/BPF.h>
 #include <bcc/bpf_module.h>
@@ -14,9 +14,9 @@
 #include <map>
 #include <memory>
 
-#include "runtime/kallsyms_shortcut.h"
-#include "runtime/stderr_capture.h"
-#include "runtime/verifier_log.h"
+#include "runtime/compile/kallsyms_shortcut.h"
+#include "runtime/compile/stderr_capture.h"
+#include "runtime/compile/verifier_log.h"
 
 namespace bpfql {
 namespace {

@@ -6,7 +6,7 @@
 // session.
 #pragma once
 
-#include "runtime/compile_request.h"
+#include "runtime/compile/compile_request.h"
 
 namespace bpfql {
 

@@ -1,4 +1,4 @@
-#include "runtime/compile_plain.h"
+#include "runtime/compile/compile_plain.h"
 
 #include <bpf/libbpf.h>
 #include <sys/utsname.h>
@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "runtime/bpf_elf.h"
-#include "runtime/clang_compile.h"
-#include "runtime/stderr_capture.h"
+#include "runtime/compile/bpf_elf.h"
+#include "runtime/compile/clang_compile.h"
+#include "runtime/compile/stderr_capture.h"
 
 namespace bpfql {
 namespace {

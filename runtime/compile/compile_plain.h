@@ -3,7 +3,7 @@
 // headers, no libbcc, no verifier run: the session's own load runs the verifier.
 #pragma once
 
-#include "runtime/compile_request.h"
+#include "runtime/compile/compile_request.h"
 
 namespace bpfql {
 

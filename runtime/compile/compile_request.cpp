@@ -1,5 +1,5 @@
 // Compile requests and outcomes, and their bytes on the helpers' pipes (see compile_request.h).
-#include "runtime/compile_request.h"
+#include "runtime/compile/compile_request.h"
 
 #include <fmt/format.h>
 #include <linux/bpf.h>
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <set>
 
-#include "runtime/verifier_log.h"
+#include "runtime/compile/verifier_log.h"
 
 namespace bpfql {
 namespace {

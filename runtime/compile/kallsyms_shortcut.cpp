@@ -1,4 +1,4 @@
-#include "runtime/kallsyms_shortcut.h"
+#include "runtime/compile/kallsyms_shortcut.h"
 
 #include <dlfcn.h>
 #include <sys/utsname.h>

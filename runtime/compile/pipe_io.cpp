@@ -1,4 +1,4 @@
-#include "runtime/pipe_io.h"
+#include "runtime/compile/pipe_io.h"
 
 #include <unistd.h>
 

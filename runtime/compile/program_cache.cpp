@@ -1,5 +1,5 @@
 // The program cache (see program_cache.h).
-#include "runtime/program_cache.h"
+#include "runtime/compile/program_cache.h"
 
 #include <bcc/bcc_version.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include <set>
 #include <vector>
 
-#include "runtime/compile_child.h"
+#include "runtime/compile/compile_child.h"
 
 namespace bpfql {
 namespace {

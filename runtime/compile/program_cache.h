@@ -28,7 +28,7 @@
 #include <string>
 
 #include "compiler/plan.h"
-#include "runtime/program_image.h"
+#include "runtime/compile/program_image.h"
 
 namespace bpfql {
 

@@ -5,7 +5,7 @@
 // {str name, u32 prog_type, str code, u32 #refs, refs {u32 insn, u32 map}, u32 #constants,
 // constants {u32 insn, u32 slot}}, u64 FNV-1a of all
 // the bytes before it. A str is a u32 length and the bytes.
-#include "runtime/program_image.h"
+#include "runtime/compile/program_image.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // Redirects fd 2 into a memfd while libbcc runs (see stderr_capture.h).
-#include "runtime/stderr_capture.h"
+#include "runtime/compile/stderr_capture.h"
 
 #include <signal.h>
 #include <sys/mman.h>

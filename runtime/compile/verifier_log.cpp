@@ -1,5 +1,5 @@
 // Boils a verifier log down to its reason (see verifier_log.h).
-#include "runtime/verifier_log.h"
+#include "runtime/compile/verifier_log.h"
 
 #include <sstream>
 #include <vector>

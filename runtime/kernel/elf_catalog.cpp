@@ -1,4 +1,4 @@
-#include "runtime/elf_catalog.h"
+#include "runtime/kernel/elf_catalog.h"
 
 #include <elf.h>
 

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/catalog.h"
+#include "compiler/check/catalog.h"
 
 namespace bpfql {
 

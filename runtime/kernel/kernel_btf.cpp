@@ -1,4 +1,4 @@
-#include "runtime/kernel_btf.h"
+#include "runtime/kernel/kernel_btf.h"
 
 #include <bpf/btf.h>
 

@@ -1,4 +1,4 @@
-#include "runtime/probe_support.h"
+#include "runtime/kernel/probe_support.h"
 
 #include <algorithm>
 

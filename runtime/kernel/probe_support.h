@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "compiler/catalog.h"
+#include "compiler/check/catalog.h"
 #include "compiler/plan.h"
 
 namespace bpfql {

@@ -1,5 +1,5 @@
 // pidfd-based exit notices for traced processes (see process_watch.h).
-#include "runtime/process_watch.h"
+#include "runtime/kernel/process_watch.h"
 
 #include <signal.h>
 #include <sys/syscall.h>

@@ -1,4 +1,4 @@
-#include "runtime/tracefs_catalog.h"
+#include "runtime/kernel/tracefs_catalog.h"
 
 #include <fmt/format.h>
 #include <linux/perf_event.h>
@@ -9,8 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "runtime/elf_catalog.h"
-#include "runtime/kernel_btf.h"
+#include "runtime/kernel/elf_catalog.h"
+#include "runtime/kernel/kernel_btf.h"
 
 namespace bpfql {
 namespace {

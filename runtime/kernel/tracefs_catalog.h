@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/catalog.h"
-#include "runtime/tracepoint_directory.h"
+#include "compiler/check/catalog.h"
+#include "runtime/kernel/tracepoint_directory.h"
 
 namespace bpfql {
 
@@ -47,7 +47,7 @@ class TracefsCatalog : public KernelCatalog {
   bool has_symbol(const std::string& binary_path, std::string_view symbol) const override;
   std::vector<UsdtProbeInfo> usdt_probes(const std::string& binary_path) const override;
   std::vector<std::string> function_symbols(const std::string& binary_path) const override;
-  // From the running kernel's BTF (runtime/kernel_btf.h).
+  // From the running kernel's BTF (runtime/kernel/kernel_btf.h).
   std::optional<int> kernel_member_offset(std::string_view struct_name,
                                           std::string_view member) const override;
 

@@ -1,4 +1,4 @@
-#include "runtime/tracepoint_directory.h"
+#include "runtime/kernel/tracepoint_directory.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

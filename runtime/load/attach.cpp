@@ -1,5 +1,5 @@
 // Attaches every PlanAttach (see attach.h).
-#include "runtime/attach.h"
+#include "runtime/load/attach.h"
 
 #include <bcc/bcc_syms.h>
 #include <bcc/bcc_usdt.h>
@@ -15,8 +15,8 @@
 #include <memory>
 #include <thread>
 
-#include "runtime/stderr_capture.h"
-#include "runtime/verifier_log.h"
+#include "runtime/compile/stderr_capture.h"
+#include "runtime/compile/verifier_log.h"
 
 namespace bpfql {
 namespace {

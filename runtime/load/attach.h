@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "compiler/plan.h"
-#include "runtime/bpf_object.h"
+#include "runtime/load/bpf_object.h"
 
 namespace bpfql {
 

@@ -1,5 +1,5 @@
 // Creating maps and loading programs from a ProgramImage (see bpf_object.h).
-#include "runtime/bpf_object.h"
+#include "runtime/load/bpf_object.h"
 
 #include <bcc/libbpf.h>
 #include <linux/bpf.h>
@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "runtime/map_precreation.h"
+#include "runtime/load/map_precreation.h"
 
 namespace bpfql {
 

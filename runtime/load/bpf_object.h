@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/program_image.h"
+#include "runtime/compile/program_image.h"
 
 namespace bpfql {
 

@@ -1,5 +1,5 @@
 // Detaching through a helper process that holds the last references (see detach.h).
-#include "runtime/detach.h"
+#include "runtime/load/detach.h"
 
 #include <dirent.h>
 #include <fcntl.h>

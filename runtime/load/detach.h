@@ -9,8 +9,8 @@
 
 #include <memory>
 
-#include "runtime/attach.h"
-#include "runtime/bpf_object.h"
+#include "runtime/load/attach.h"
+#include "runtime/load/bpf_object.h"
 
 namespace bpfql {
 

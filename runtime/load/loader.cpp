@@ -1,5 +1,5 @@
 // Host checks, compile (in a helper process, or from the cache), create maps, verify (see loader.h).
-#include "runtime/loader.h"
+#include "runtime/load/loader.h"
 
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
@@ -8,12 +8,12 @@
 
 #include <filesystem>
 
-#include "runtime/compile_child.h"
-#include "runtime/map_precreation.h"
-#include "runtime/process_watch.h"
-#include "runtime/program_cache.h"
-#include "runtime/stderr_capture.h"
-#include "runtime/verifier_log.h"
+#include "runtime/compile/compile_child.h"
+#include "runtime/load/map_precreation.h"
+#include "runtime/kernel/process_watch.h"
+#include "runtime/compile/program_cache.h"
+#include "runtime/compile/stderr_capture.h"
+#include "runtime/compile/verifier_log.h"
 
 namespace bpfql {
 namespace {

@@ -1,9 +1,9 @@
-#include "runtime/map_precreation.h"
+#include "runtime/load/map_precreation.h"
 
 #include <linux/bpf.h>
 #include <unistd.h>
 
-#include "runtime/bpf_object.h"
+#include "runtime/load/bpf_object.h"
 
 namespace bpfql {
 

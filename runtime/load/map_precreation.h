@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "compiler/plan.h"
-#include "runtime/program_image.h"
+#include "runtime/compile/program_image.h"
 
 namespace bpfql {
 

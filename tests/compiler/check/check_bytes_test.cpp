@@ -2,7 +2,7 @@
 // shown as the tracepoint's print fmt shows them; every other use an error at its position.
 #include <doctest/doctest.h>
 
-#include "compiler/query.h"
+#include "compiler/syntax/query.h"
 #include "support/check_helpers.h"
 
 using bpfql::testing::check_error;

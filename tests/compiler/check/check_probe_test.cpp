@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "compiler/check_probe.h"
+#include "compiler/check/probe.h"
 #include "support/fixture_catalog.h"
 
 namespace b = bpfql;

@@ -1,6 +1,6 @@
-// serve's hidden sums next to histograms (compiler/histogram_sums.h) and the expression copy
+// serve's hidden sums next to histograms (compiler/check/histogram_sums.h) and the expression copy
 // they are made with.
-#include "compiler/histogram_sums.h"
+#include "compiler/check/histogram_sums.h"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
 // parse_print_fmt and printed_field on the print fmt lines of real tracepoints (kernel 6.18) and
 // on the printk syntax that shifts arguments (`*` widths, `%%`, quoted commas).
-#include "compiler/print_fmt.h"
+#include "compiler/check/print_fmt.h"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // parse_tracepoint_format on real tracefs text (kernel 6.18) and on broken text.
 #include <doctest/doctest.h>
 
-#include "compiler/catalog.h"
+#include "compiler/check/catalog.h"
 
 using namespace bpfql;
 

@@ -17,12 +17,12 @@
 #include <sstream>
 
 #include "compiler/buckets.h"
-#include "compiler/codegen.h"
-#include "runtime/bpf_elf.h"
-#include "runtime/bpf_object.h"
-#include "runtime/clang_compile.h"
-#include "runtime/compile_request.h"
-#include "runtime/kernel_btf.h"
+#include "compiler/codegen/codegen.h"
+#include "runtime/compile/bpf_elf.h"
+#include "runtime/load/bpf_object.h"
+#include "runtime/compile/clang_compile.h"
+#include "runtime/compile/compile_request.h"
+#include "runtime/kernel/kernel_btf.h"
 #include "support/check_helpers.h"
 
 namespace fs = std::filesystem;

@@ -1,7 +1,7 @@
 // Code generation: golden C for the query shapes we support, the Plan's layout against the C
 // structs it describes, the order of statements (filters before reads), and the rule that
 // nothing from a query reaches the C unescaped.
-#include "compiler/codegen.h"
+#include "compiler/codegen/codegen.h"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -14,8 +14,8 @@
 #include <regex>
 #include <sstream>
 
-#include "compiler/c_names.h"
-#include "compiler/c_prelude.h"
+#include "compiler/codegen/c_names.h"
+#include "compiler/codegen/c_prelude.h"
 #include "support/check_helpers.h"
 #include "support/expr_builder.h"
 #include "support/generated_c_check.h"
@@ -130,7 +130,7 @@ TEST_CASE("generated C matches the golden files (BPFQL_UPDATE_GOLDEN=1 rewrites 
     Plan plan = plan_for(read_file(yml));
     fs::path golden = fs::path(yml).replace_extension(".c");
     if (auto diff = golden_difference(golden, plan.c_source, update); !diff.empty()) FAIL(diff);
-    // The plain-C twin (compiler/codegen_maps.h), for the programs that have one.
+    // The plain-C twin (compiler/codegen/maps.h), for the programs that have one.
     fs::path plain_golden = fs::path(yml).replace_extension(".plain.c");
     if (plan.c_plain.empty()) {
       if (update) fs::remove(plain_golden);

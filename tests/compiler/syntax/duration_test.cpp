@@ -1,7 +1,7 @@
 // parse_duration: the duration syntax of query files and the command line.
 #include <doctest/doctest.h>
 
-#include "compiler/query.h"
+#include "compiler/syntax/query.h"
 
 using namespace bpfql;
 

@@ -1,4 +1,4 @@
-#include "compiler/lexer.h"
+#include "compiler/syntax/lexer.h"
 
 #include <doctest/doctest.h>
 

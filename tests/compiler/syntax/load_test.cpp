@@ -6,7 +6,7 @@
 #include <fstream>
 #include <random>
 
-#include "compiler/query.h"
+#include "compiler/syntax/query.h"
 
 using namespace bpfql;
 

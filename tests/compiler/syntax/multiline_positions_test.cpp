@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "compiler/query.h"
+#include "compiler/syntax/query.h"
 #include "support/check_helpers.h"
 
 using namespace bpfql;

@@ -1,7 +1,7 @@
 // Query parameters: declarations, defaults, `-p` overrides and their errors.
 #include <doctest/doctest.h>
 
-#include "compiler/query.h"
+#include "compiler/syntax/query.h"
 
 using namespace bpfql;
 

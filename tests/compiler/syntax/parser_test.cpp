@@ -1,4 +1,4 @@
-#include "compiler/parser.h"
+#include "compiler/syntax/parser.h"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>

@@ -1,5 +1,5 @@
 // Byte arrays as text: dotted IPv4, IPv6 compressed as inet_ntop writes it, lowercase hex.
-#include "runtime/byte_text.h"
+#include "runtime/collect/byte_text.h"
 
 #include <doctest/doctest.h>
 

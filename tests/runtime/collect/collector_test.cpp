@@ -1,5 +1,5 @@
 // From raw per-CPU map snapshots to rows: grouping, columns, histograms by key, sort and limit.
-#include "runtime/collector.h"
+#include "runtime/collect/collector.h"
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 // Decoding Plan-described bytes: key/event fields, per-CPU merges, histogram slots, percentiles.
-#include "runtime/decode.h"
+#include "runtime/collect/decode.h"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "compiler/buckets.h"
-#include "runtime/byte_text.h"
-#include "runtime/display.h"
+#include "runtime/collect/byte_text.h"
+#include "runtime/collect/display.h"
 
 using namespace bpfql;
 

@@ -1,5 +1,5 @@
 // Display functions: syscall, errno, user, ksym, usym, probe names and IP addresses.
-#include "runtime/display.h"
+#include "runtime/collect/display.h"
 
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -8,8 +8,8 @@
 #include <sstream>
 #include <string>
 
-#include "runtime/byte_text.h"
-#include "runtime/syscall_names.h"
+#include "runtime/collect/byte_text.h"
+#include "runtime/collect/syscall_names.h"
 
 using namespace bpfql;
 

@@ -1,12 +1,12 @@
 // The shortcut that spares libbcc's compile its scan of /proc/kallsyms: the kernel versions it
 // answers for, and (as root, with libbcc compiling for real) that libbcc's own question does
 // reach bpfql's answer and that the program still compiles and loads.
-#include "runtime/kallsyms_shortcut.h"
+#include "runtime/compile/kallsyms_shortcut.h"
 
 #include <doctest/doctest.h>
 #include <unistd.h>
 
-#include "runtime/compile_libbcc.h"
+#include "runtime/compile/compile_libbcc.h"
 
 using namespace bpfql;
 

@@ -1,5 +1,5 @@
-// bpfql's one-pass compile of plain C (runtime/clang_compile.h) and the reading of its object
-// into a ProgramImage (runtime/bpf_elf.h), for every golden program that has plain C. No kernel
+// bpfql's one-pass compile of plain C (runtime/compile/clang_compile.h) and the reading of its object
+// into a ProgramImage (runtime/compile/bpf_elf.h), for every golden program that has plain C. No kernel
 // needed: clang runs in this process; codegen_compile_test.cpp loads the same images as root.
 #include <doctest/doctest.h>
 #include <linux/bpf.h>
@@ -9,12 +9,12 @@
 #include <set>
 #include <sstream>
 
-#include "compiler/c_prelude.h"
-#include "compiler/codegen.h"
-#include "runtime/bpf_elf.h"
-#include "runtime/clang_compile.h"
-#include "runtime/compile_child.h"
-#include "runtime/compile_request.h"
+#include "compiler/codegen/c_prelude.h"
+#include "compiler/codegen/codegen.h"
+#include "runtime/compile/bpf_elf.h"
+#include "runtime/compile/clang_compile.h"
+#include "runtime/compile/compile_child.h"
+#include "runtime/compile/compile_request.h"
 #include "support/check_helpers.h"
 
 namespace fs = std::filesystem;

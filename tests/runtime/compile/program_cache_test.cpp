@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "runtime/loader.h"
-#include "runtime/program_cache.h"
+#include "runtime/load/loader.h"
+#include "runtime/compile/program_cache.h"
 
 using namespace bpfql;
 namespace fs = std::filesystem;

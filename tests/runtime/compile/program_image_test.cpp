@@ -4,8 +4,8 @@
 
 #include <cstring>
 
-#include "runtime/compile_request.h"
-#include "runtime/program_image.h"
+#include "runtime/compile/compile_request.h"
+#include "runtime/compile/program_image.h"
 
 using namespace bpfql;
 

@@ -1,6 +1,6 @@
 // TracefsCatalog on this machine (tracefs, ELF files through libbcc) and FixtureCatalog on the
 // fixtures. Tests that need the live tracefs or a particular binary say so and return early.
-#include "runtime/tracefs_catalog.h"
+#include "runtime/kernel/tracefs_catalog.h"
 
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "runtime/elf_catalog.h"
+#include "runtime/kernel/elf_catalog.h"
 #include "tests/support/fixture_catalog.h"
 
 using namespace bpfql;

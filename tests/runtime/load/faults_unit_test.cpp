@@ -10,8 +10,8 @@
 #include <doctest/doctest.h>
 
 #include "runtime/privileges.h"
-#include "runtime/process_watch.h"
-#include "runtime/verifier_log.h"
+#include "runtime/kernel/process_watch.h"
+#include "runtime/compile/verifier_log.h"
 
 using namespace bpfql;
 

@@ -3,10 +3,10 @@
 
 #include <cstdlib>
 
-#include "runtime/attach.h"
-#include "runtime/loader.h"
-#include "runtime/stderr_capture.h"
-#include "runtime/verifier_log.h"
+#include "runtime/load/attach.h"
+#include "runtime/load/loader.h"
+#include "runtime/compile/stderr_capture.h"
+#include "runtime/compile/verifier_log.h"
 
 using namespace bpfql;
 

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <string>
 
-#include "runtime/output.h"
+#include "runtime/collect/output.h"
 #include "runtime/render/folded.h"
 
 using namespace bpfql;

@@ -13,7 +13,7 @@
 
 #include "compiler/buckets.h"
 #include "runtime/render/prometheus.h"
-#include "runtime/serve/export_rows.h"
+#include "runtime/collect/export_rows.h"
 #include "runtime/serve/http_exporter.h"
 #include "runtime/serve/serve.h"
 #include "tests/support/expected_lines.h"

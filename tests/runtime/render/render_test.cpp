@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "runtime/output.h"
+#include "runtime/collect/output.h"
 #include "runtime/render/csv.h"
 #include "runtime/render/folded.h"
 #include "runtime/render/format_cell.h"
