@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/library_rules.h"
-#include "compiler/codegen.h"
+#include "compiler/codegen/codegen.h"
 #include "runtime/kernel/snapshot_catalog.h"
-#include "runtime/probe_support.h"
-#include "runtime/tracefs_catalog.h"
+#include "runtime/kernel/probe_support.h"
+#include "runtime/kernel/tracefs_catalog.h"
 
 namespace bpfql {
 namespace {

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/query_paths.h"
-#include "compiler/query.h"
+#include "compiler/syntax/query.h"
 #include "compiler/syntax/includes.h"
 
 namespace bpfql {

@@ -9,8 +9,8 @@
 #include "cli/library_check.h"
 #include "cli/query_summary.h"
 #include "cli/query_paths.h"
-#include "compiler/query.h"
-#include "runtime/tracefs_catalog.h"
+#include "compiler/syntax/query.h"
+#include "runtime/kernel/tracefs_catalog.h"
 
 namespace bpfql {
 namespace {

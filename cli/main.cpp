@@ -10,7 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/library_check.h"
-#include "compiler/query.h"
+#include "compiler/syntax/query.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/query.h"
+#include "compiler/syntax/query.h"
 
 namespace bpfql {
 

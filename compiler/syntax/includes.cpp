@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "compiler/load_internal.h"
+#include "compiler/syntax/load_internal.h"
 
 namespace bpfql {
 namespace {

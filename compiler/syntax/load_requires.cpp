@@ -1,8 +1,8 @@
 // `requires:` — what a query needs of a kernel: a minimum release, probe kinds, BTF.
 #include <fmt/format.h>
 
-#include "compiler/check/requirements.h"
-#include "compiler/load_internal.h"
+#include "compiler/syntax/requires.h"
+#include "compiler/syntax/load_internal.h"
 
 namespace bpfql::load {
 

@@ -3,7 +3,7 @@
 
 #include <cctype>
 
-#include "compiler/load_internal.h"
+#include "compiler/syntax/load_internal.h"
 
 namespace bpfql::load {
 namespace {

@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "compiler/catalog.h"
+#include "compiler/check/catalog.h"
 
 namespace bpfql {
 

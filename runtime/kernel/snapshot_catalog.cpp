@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "runtime/elf_catalog.h"
-#include "runtime/kernel_btf.h"
+#include "runtime/kernel/elf_catalog.h"
+#include "runtime/kernel/kernel_btf.h"
 
 namespace bpfql {
 

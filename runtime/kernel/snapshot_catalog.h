@@ -11,7 +11,7 @@
 #include <mutex>
 #include <string>
 
-#include "compiler/catalog.h"
+#include "compiler/check/catalog.h"
 #include "runtime/kernel/kernel_snapshot.h"
 
 struct btf;

@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "runtime/kernel/btf_subset.h"
-#include "runtime/kernel_btf.h"
-#include "runtime/tracepoint_directory.h"
+#include "runtime/kernel/kernel_btf.h"
+#include "runtime/kernel/tracepoint_directory.h"
 
 namespace bpfql {
 namespace {

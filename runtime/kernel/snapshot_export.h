@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "runtime/kernel/kernel_snapshot.h"
-#include "runtime/tracefs_catalog.h"
+#include "runtime/kernel/tracefs_catalog.h"
 
 namespace bpfql {
 

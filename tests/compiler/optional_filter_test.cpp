@@ -3,7 +3,7 @@
 // decided at check time; written with literals, the same tests stay errors.
 #include <doctest/doctest.h>
 
-#include "compiler/codegen.h"
+#include "compiler/codegen/codegen.h"
 #include "support/check_helpers.h"
 
 namespace bpfql::testing {

@@ -8,14 +8,14 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
-#include "compiler/check.h"
-#include "compiler/query.h"
+#include "compiler/check/check.h"
+#include "compiler/syntax/query.h"
 #include "runtime/kernel/btf_subset.h"
 #include "runtime/kernel/kernel_snapshot.h"
 #include "runtime/kernel/packed_bytes.h"
 #include "runtime/kernel/snapshot_catalog.h"
-#include "runtime/kernel_btf.h"
-#include "runtime/tracepoint_directory.h"
+#include "runtime/kernel/kernel_btf.h"
+#include "runtime/kernel/tracepoint_directory.h"
 #include "tests/support/fixture_catalog.h"
 
 namespace bpfql {
