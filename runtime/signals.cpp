@@ -4,6 +4,8 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 namespace bpfql {
 
 SignalFd::SignalFd() {
@@ -26,6 +28,7 @@ SignalFd::SignalFd() {
     restore_ignored_.push_back(sig);
   }
   fd_ = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (fd_ < 0) error_ = errno;
   struct sigaction ignore {};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGPIPE, &ignore, &old_pipe_);
@@ -49,6 +52,14 @@ int SignalFd::take() {
   while (fd_ >= 0 && read(fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info))
     last = static_cast<int>(info.ssi_signo);
   return last;
+}
+
+bool stop_signal_pending() {
+  sigset_t pending;
+  sigemptyset(&pending);
+  if (sigpending(&pending) != 0) return false;
+  return sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1 ||
+         sigismember(&pending, SIGHUP) == 1;
 }
 
 }  // namespace bpfql
