@@ -85,50 +85,27 @@ void reap_finished_holders() {
   std::erase_if(pids, [](pid_t p) { return waitpid(p, nullptr, WNOHANG) != 0; });
 }
 
-// At most this many holders. Each closes its perf events one after another at exit, and the
-// kernel waits for an RCU grace period in each close (~55 ms here): one holder kept 720
-// tracepoints attached for ~40 s. Closes in separate processes share grace periods.
-constexpr size_t kMaxHolders = 16;
-constexpr size_t kMinEventsPerHolder = 16;
-
-// Forks holder children that keep this process's perf event fds (split between them) until
-// `*release` is closed. Forks (not double forks: each copies the page tables of the session's
-// process, and that is most of what a detach costs), one per kMinEventsPerHolder events up to
-// kMaxHolders. Returns false when it could not fork the first.
+// Forks a holder child that keeps this process's perf event fds until `*release` is closed.
+// One fork (not a double fork: each copies the page tables of the session's process, and that
+// is most of what a detach costs). Returns false when it could not.
 bool spawn_holder(const Attachments& probes, int* release) {
   reap_finished_holders();
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return false;
-  std::vector<int> events = open_perf_events(probes);
-  size_t holders_wanted =
-      std::clamp<size_t>((events.size() + kMinEventsPerHolder - 1) / kMinEventsPerHolder, 1,
-                         kMaxHolders);
-  size_t per_holder = (events.size() + holders_wanted - 1) / std::max<size_t>(holders_wanted, 1);
-  std::vector<std::vector<int>> keeps;
-  for (size_t at = 0; at < events.size() || keeps.empty(); at += std::max<size_t>(per_holder, 1)) {
-    size_t end = std::min(events.size(), at + per_holder);
-    std::vector<int> keep(events.begin() + static_cast<long>(std::min(at, events.size())),
-                          events.begin() + static_cast<long>(end));
-    keep.insert(std::upper_bound(keep.begin(), keep.end(), pipe_fds[0]), pipe_fds[0]);
-    keeps.push_back(std::move(keep));
-    if (end >= events.size()) break;
-  }
-  size_t spawned = 0;
-  for (const auto& keep : keeps) {
-    pid_t child = fork();
-    if (child < 0) break;
-    if (child == 0) {
-      setsid();  // out of the terminal's process group: a second Ctrl-C does not reach it
-      hold_until_parent_done(pipe_fds[0], keep.data(), keep.size());
-    }
-    holders().push_back(child);
-    ++spawned;
-  }
-  close(pipe_fds[0]);
-  if (spawned < keeps.size()) {  // some events have no holder: the caller closes them itself
+  std::vector<int> keep = open_perf_events(probes);
+  keep.insert(std::upper_bound(keep.begin(), keep.end(), pipe_fds[0]), pipe_fds[0]);
+  pid_t child = fork();
+  if (child < 0) {
+    close(pipe_fds[0]);
     close(pipe_fds[1]);
     return false;
   }
+  if (child == 0) {
+    setsid();  // out of the terminal's process group: a second Ctrl-C does not reach it
+    hold_until_parent_done(pipe_fds[0], keep.data(), keep.size());
+  }
+  close(pipe_fds[0]);
+  holders().push_back(child);
   *release = pipe_fds[1];
   return true;
 }
