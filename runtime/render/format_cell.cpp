@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "compiler/terminal_text.h"
-#include "runtime/byte_text.h"
+#include "runtime/collect/byte_text.h"
 
 namespace bpfql {
 namespace {

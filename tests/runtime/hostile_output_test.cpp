@@ -9,7 +9,7 @@
 
 #include "compiler/diagnostics.h"
 #include "runtime/load/map_memory.h"
-#include "runtime/output.h"
+#include "runtime/collect/output.h"
 #include "runtime/render/csv.h"
 #include "runtime/render/format_cell.h"
 
