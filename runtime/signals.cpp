@@ -54,12 +54,4 @@ int SignalFd::take() {
   return last;
 }
 
-bool stop_signal_pending() {
-  sigset_t pending;
-  sigemptyset(&pending);
-  if (sigpending(&pending) != 0) return false;
-  return sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1 ||
-         sigismember(&pending, SIGHUP) == 1;
-}
-
 }  // namespace bpfql

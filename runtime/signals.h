@@ -10,6 +10,8 @@
 
 #include <vector>
 
+#include "runtime/kernel/pending_signals.h"
+
 namespace bpfql {
 
 class SignalFd {
@@ -31,9 +33,5 @@ class SignalFd {
   struct sigaction old_pipe_ {};
   std::vector<int> restore_ignored_;  // SIGINT/SIGTERM that were ignored before
 };
-
-// True when SIGINT, SIGTERM or SIGHUP waits (blocked) for a SignalFd: the slow steps before the
-// run loop (compile, load, attach, opening a FIFO) check it so that Ctrl-C ends them at once.
-bool stop_signal_pending();
 
 }  // namespace bpfql

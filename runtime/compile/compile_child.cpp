@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "runtime/compile/trusted_path.h"
-#include "runtime/signals.h"
+#include "runtime/kernel/pending_signals.h"
 
 extern char** environ;
 

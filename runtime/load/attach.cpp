@@ -18,7 +18,7 @@
 #include "runtime/compile/stderr_capture.h"
 #include "runtime/compile/verifier_log.h"
 #include "runtime/load/resource_limits.h"
-#include "runtime/signals.h"
+#include "runtime/kernel/pending_signals.h"
 
 namespace bpfql {
 namespace {

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "runtime/load/map_precreation.h"
-#include "runtime/signals.h"
+#include "runtime/kernel/pending_signals.h"
 
 namespace bpfql {
 
