@@ -33,12 +33,15 @@ std::expected<Plan, int> plan_for_kernel(const PipelineInput& input) {
       std::cerr << "bpfql: " << missing << "\n";
       return std::unexpected(1);
     }
+  // Without tracefs, profile: and other perf-event queries still run (they need none); a
+  // tracepoint fails its check ("no tracepoints are visible"), and then the run fails as a host
+  // problem (exit 1) that says what to mount.
   TracefsCatalog catalog;
-  if (!catalog.tracefs_problem().empty()) {
+  auto plan = compile_queries(input, catalog);
+  if (!plan && !catalog.tracefs_problem().empty()) {
     std::cerr << "bpfql: " << catalog.tracefs_problem() << "\n";
     return std::unexpected(1);
   }
-  auto plan = compile_queries(input, catalog);
   if (!plan) return std::unexpected(2);
   if (std::string why = unavailable_probes(*plan, catalog); !why.empty()) {
     std::cerr << "bpfql: " << why << "\n";

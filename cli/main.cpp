@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/library_check.h"
 #include "compiler/syntax/query.h"
+#include "compiler/syntax/query_limits.h"
 
 namespace {
 
@@ -81,6 +82,11 @@ bool to_input(const Args& args, bpfql::PipelineInput& input) {
     if (!ns || *ns == 0) {
       std::cerr << "bpfql: " << flag << " takes a duration such as 500ms, 5s or 1m, not '" << *text
                 << "'\n";
+      return false;
+    }
+    if (target == &input.options.interval_ns && *ns < bpfql::kMinIntervalNs) {
+      std::cerr << "bpfql: --interval must be at least " << bpfql::kMinIntervalText
+                << " (each print reads every map), not '" << *text << "'\n";
       return false;
     }
     *target = *ns;

@@ -1,4 +1,5 @@
 #include "compiler/diagnostics.h"
+#include "compiler/terminal_text.h"
 
 #include <fmt/format.h>
 
@@ -46,26 +47,6 @@ bool hidden(uint32_t cp) {
   return (cp < 0x20 && cp != '\t') || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || cp == 0x061c ||
          cp == 0x200e || cp == 0x200f || cp == 0x2028 || cp == 0x2029 ||
          (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
-}
-
-// A terminal must not take a query file's bytes for commands: control characters (ESC starts
-// escape sequences), C1 controls, bidirectional controls and invalid UTF-8 are shown as '?' in a
-// source line (one per byte, so that the caret stays in its column) and as \xHH in a message.
-std::string terminal_safe(std::string_view text, bool keep_columns) {
-  std::string out;
-  for (size_t i = 0; i < text.size();) {
-    auto [length, cp] = utf8_at(text, i);
-    size_t n = length == 0 ? 1 : length;
-    if (length != 0 && !hidden(cp)) {
-      out += text.substr(i, n);
-    } else {
-      for (size_t k = i; k < i + n; ++k)
-        out += keep_columns ? std::string("?")
-                            : fmt::format("\\x{:02x}", static_cast<unsigned char>(text[k]));
-    }
-    i += n;
-  }
-  return out;
 }
 
 // Where each character of `text` starts (in bytes), then text.size(); an invalid byte counts as
@@ -147,6 +128,26 @@ std::string_view line_of(std::string_view text, int line) {
 
 }  // namespace
 
+// A terminal must not take a query file's bytes for commands: control characters (ESC starts
+// escape sequences), C1 controls, bidirectional controls and invalid UTF-8 are shown as '?' in a
+// source line (one per byte, so that the caret stays in its column) and as \xHH in a message.
+std::string terminal_safe(std::string_view text, bool keep_columns) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    auto [length, cp] = utf8_at(text, i);
+    size_t n = length == 0 ? 1 : length;
+    if (length != 0 && !hidden(cp)) {
+      out += text.substr(i, n);
+    } else {
+      for (size_t k = i; k < i + n; ++k)
+        out += keep_columns ? std::string("?")
+                            : fmt::format("\\x{:02x}", static_cast<unsigned char>(text[k]));
+    }
+    i += n;
+  }
+  return out;
+}
+
 std::string nearest_name(std::string_view wanted, const std::vector<std::string>& candidates) {
   std::string best;
   size_t best_distance = std::max<size_t>(2, wanted.size() / 3) + 1;
@@ -174,13 +175,15 @@ std::string format_diagnostic(const Diagnostic& diag, std::string_view source_te
   std::string message = shorten_long_words(terminal_safe(diag.message, false));
   std::string out;
   if (loc.line > 0) {
-    out = fmt::format("{}:{}:{}: {}: {}\n", loc.file, loc.line, std::max(loc.col, 1), severity,
+    // The file name too: `bpfql check $'x\e]0;title\a.yml'` must not retitle the terminal.
+    out = fmt::format("{}:{}:{}: {}: {}\n", terminal_safe(loc.file, false), loc.line,
+                      std::max(loc.col, 1), severity,
                       message);
     // terminal_safe keeps byte columns: a hidden character becomes one '?' per byte.
     std::string line = terminal_safe(line_of(source_text, loc.line), true);
     if (!line.empty()) out += line_with_caret(line, loc.col);
   } else if (!loc.file.empty()) {
-    out = fmt::format("{}: {}: {}\n", loc.file, severity, message);
+    out = fmt::format("{}: {}: {}\n", terminal_safe(loc.file, false), severity, message);
   } else {
     out = fmt::format("{}: {}\n", severity, message);
   }

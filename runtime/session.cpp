@@ -4,7 +4,9 @@
 #include "runtime/session.h"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,12 +15,13 @@
 #include <iostream>
 #include <unordered_map>
 
-#include "runtime/load/attach.h"
 #include "runtime/collect/collector.h"
-#include "runtime/load/detach.h"
 #include "runtime/collect/display.h"
-#include "runtime/load/loader.h"
 #include "runtime/collect/map_reader.h"
+#include "runtime/load/attach.h"
+#include "runtime/load/detach.h"
+#include "runtime/load/loader.h"
+#include "runtime/load/resource_limits.h"
 #include "runtime/privileges.h"
 #include "runtime/kernel/process_watch.h"
 #include "runtime/schedule.h"
@@ -29,6 +32,9 @@
 
 namespace bpfql {
 namespace {
+
+// A signal came before tracing began: nothing was measured (the shell's 128 + SIGINT).
+constexpr int kInterruptedStatus = 130;
 
 void say(const std::string& message) { std::cerr << "bpfql: " << message << "\n" << std::flush; }
 
@@ -59,7 +65,7 @@ class Run {
     return DecodeHooks{stacks_.for_query(q), &shown, &symbolize_frames};
   }
   bool setup();
-  void loop(SignalFd& signals);
+  bool loop(SignalFd& signals);
   void print(Schedule::Entry& e, SteadyClock::time_point now, bool regular);
   void end_window(Schedule::Entry& e, SteadyClock::time_point now);
   void finish();
@@ -85,6 +91,7 @@ class Run {
   std::unordered_map<const PlanQuery*, uint64_t> lost_reported_;
   bool stopping_ = false;  // finish() has begun: the prints now are the last ones
   int write_errno_ = 0;    // why writing the output failed (ENOSPC, EPIPE, ...); 0 = it did not
+  bool interrupted_ = false;  // a signal came before tracing began
 };
 
 bool Run::setup() {
@@ -110,6 +117,7 @@ bool Run::setup() {
                  "record, which the kernel then does not build)\n";
   if (!attached.error.empty()) {
     say(attached.error);
+    interrupted_ = stop_signal_pending();  // attach_all stopped for it
     return false;
   }
   if (options_.drop_privileges) drop_privileges();
@@ -124,9 +132,12 @@ int Run::start_and_loop(SignalFd& signals) {
   bool ok = setup();
   if (ok) {
     schedule_ = Schedule(plan_, SteadyClock::now());  // intervals count from attach
-    loop(signals);
+    ok = loop(signals);
     finish();
     if (report_write_error()) ok = false;
+  } else if (interrupted_) {
+    detach_all(std::move(bpf_), probes_, /*background=*/true);
+    return kInterruptedStatus;
   }
   detach_all(std::move(bpf_), probes_, /*background=*/true);
   return ok ? 0 : 1;
@@ -201,17 +212,36 @@ void Run::report_lost(bool at_exit) {
   }
 }
 
-void Run::loop(SignalFd& signals) {
+// False when the loop could not run (then the run fails: without epoll it would end at once
+// with a short result that looks complete).
+bool Run::loop(SignalFd& signals) {
   int ep = epoll_create1(EPOLL_CLOEXEC);
+  if (ep < 0) {
+    int err = errno;
+    std::string problem = resource_problem(err, "cannot wait for events (epoll_create1)");
+    say(problem.empty() ? fmt::format("cannot wait for events: epoll_create1: {}", std::strerror(err))
+                        : problem);
+    return false;
+  }
+  std::string watch_error;
   auto watch = [&](int fd) {
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = fd;
-    epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+    if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0 && watch_error.empty())
+      watch_error = fmt::format("cannot wait for events: epoll_ctl: {}", std::strerror(errno));
   };
-  watch(signals.fd());
+  if (signals.fd() < 0)
+    watch_error = fmt::format("cannot wait for signals: signalfd: {}", std::strerror(signals.error()));
+  else
+    watch(signals.fd());
   for (int fd : streams_.fds()) watch(fd);
   for (int fd : traced_.fds()) watch(fd);
+  if (!watch_error.empty()) {
+    say(watch_error);
+    close(ep);
+    return false;
+  }
 
   epoll_event events[64];
   for (bool stop = false; !stop;) {
@@ -228,7 +258,8 @@ void Run::loop(SignalFd& signals) {
     int n = epoll_wait(ep, events, 64, Schedule::timeout_ms(schedule_.next_wakeup(), now));
     if (n < 0 && errno != EINTR) {
       say(fmt::format("epoll_wait: {}", std::strerror(errno)));
-      break;
+      close(ep);
+      return false;
     }
     uint64_t delivered = 0;
     for (int i = 0; i < n; ++i) {
@@ -249,6 +280,7 @@ void Run::loop(SignalFd& signals) {
     report_lost(false);
   }
   close(ep);
+  return true;
 }
 
 void Run::finish() {
@@ -272,21 +304,48 @@ void Run::finish() {
                         dropped));
 }
 
+// Opens -o FILE. A FIFO's open blocks until a reader comes, and SIGINT is blocked meanwhile (for
+// the SignalFd): wait for the reader in 50 ms steps, watching for a signal. False with errno
+// EINTR when a signal came first.
+bool open_output(const std::string& path, std::ofstream& file) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode)) {
+    for (;;) {
+      int fd = open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+      if (fd >= 0) {
+        file.open(path, std::ios::out);  // a reader is there now: does not block
+        close(fd);
+        return static_cast<bool>(file);
+      }
+      if (errno != ENXIO) return false;  // ENXIO: no reader yet
+      if (stop_signal_pending()) {
+        errno = EINTR;
+        return false;
+      }
+      usleep(50'000);
+    }
+  }
+  file.open(path, std::ios::out | std::ios::trunc);
+  return static_cast<bool>(file);
+}
+
 }  // namespace
 
 int run_plan(const Plan& plan, const RunOptions& options) {
   SignalFd signals;  // first: a Ctrl-C during the load queues up instead of killing us mid-way
+  raise_open_file_limit();  // hundreds of probes are hundreds of fds
   if (auto problem = check_host(plan)) {
     say(*problem);
     return 1;
   }
   std::ofstream file;
-  if (!options.output_path.empty()) {
-    file.open(options.output_path, std::ios::out | std::ios::trunc);
-    if (!file) {
-      say(fmt::format("cannot write {}: {}", options.output_path, std::strerror(errno)));
-      return 1;
+  if (!options.output_path.empty() && !open_output(options.output_path, file)) {
+    if (errno == EINTR) {
+      say(fmt::format("interrupted while waiting for a reader of {}", options.output_path));
+      return kInterruptedStatus;
     }
+    say(fmt::format("cannot write {}: {}", options.output_path, std::strerror(errno)));
+    return 1;
   }
   std::ostream& os = options.output_path.empty() ? std::cout : file;
   std::unique_ptr<Output> made;
@@ -296,6 +355,10 @@ int run_plan(const Plan& plan, const RunOptions& options) {
   LoadResult loaded = load_program(plan, options.verbose, options.use_cache);
   if (options.verbose && !loaded.log.empty()) std::cerr << loaded.log;
   if (!loaded.bpf) {
+    if (stop_signal_pending()) {
+      say("interrupted before tracing began");
+      return kInterruptedStatus;
+    }
     say(loaded.error);
     return 1;
   }

@@ -4,6 +4,8 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 namespace bpfql {
 
 SignalFd::SignalFd() {
@@ -26,6 +28,7 @@ SignalFd::SignalFd() {
     restore_ignored_.push_back(sig);
   }
   fd_ = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (fd_ < 0) error_ = errno;
   struct sigaction ignore {};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGPIPE, &ignore, &old_pipe_);

@@ -10,6 +10,8 @@
 
 #include <vector>
 
+#include "runtime/kernel/pending_signals.h"
+
 namespace bpfql {
 
 class SignalFd {
@@ -19,12 +21,14 @@ class SignalFd {
   SignalFd(const SignalFd&) = delete;
   SignalFd& operator=(const SignalFd&) = delete;
 
-  int fd() const { return fd_; }
+  int fd() const { return fd_; }  // -1 when signalfd failed (error() says why)
+  int error() const { return error_; }
   // Consumes the queued signals; returns the last one's number, or 0 when none was queued.
   int take();
 
  private:
   int fd_ = -1;
+  int error_ = 0;
   sigset_t old_mask_;
   struct sigaction old_pipe_ {};
   std::vector<int> restore_ignored_;  // SIGINT/SIGTERM that were ignored before

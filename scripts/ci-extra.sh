@@ -66,7 +66,17 @@ seeds=0
 while IFS= read -r -d '' file; do
   cp "$file" "$corpus/seed-$seeds.yml"
   seeds=$((seeds + 1))
-done < <(find queries tests/cli tests/integration/queries tests/compiler/golden -name '*.yml' -print0 | sort -z)
+done < <(find queries tests/cli tests/integration/queries tests/compiler/golden tests/fuzz/seeds \
+  -name '*.yml' -print0 | sort -z)
+# Long lines (a quadratic walk over one line once took minutes on 1 MB): seeds of 256 KiB, so
+# that such a walk exceeds -timeout, and -max_len lets the fuzzer keep inputs that large.
+{ printf 'probe: tracepoint:syscalls:sys_enter_read\nwhere: '
+  head -c 262144 /dev/zero | tr '\0' 'x' | sed 's/xx/x /g'
+  printf '\nselect: count()\n'; } >"$corpus/seed-long-where.yml"
+{ printf 'probe: tracepoint:syscalls:sys_enter_read\nselect: [count()'
+  for i in $(seq 1 4000); do printf ', lhist(args.count, 0, 100, 10)'; done
+  printf ']\n'; } >"$corpus/seed-long-select.yml"
+seeds=$((seeds + 2))
 say "seed corpus: $seeds files"
 
 artifacts=build-libfuzzer/fuzz-artifacts
@@ -74,7 +84,7 @@ mkdir -p "$artifacts"
 log=build-libfuzzer/fuzz.log
 status=0
 build-libfuzzer/tests/fuzz/fuzz_compiler -max_total_time="$fuzz_seconds" -timeout=10 \
-  -rss_limit_mb=2048 -max_len=65536 -dict=tests/fuzz/bpfql.dict -print_final_stats=1 \
+  -rss_limit_mb=2048 -max_len=1048576 -dict=tests/fuzz/bpfql.dict -print_final_stats=1 \
   -artifact_prefix="$artifacts/" "$corpus" >"$log" 2>&1 || status=$?
 runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
 rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")

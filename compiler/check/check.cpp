@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -189,6 +190,59 @@ Result<void> find_task_offsets(const KernelCatalog& catalog, CheckedQuery& q) {
   return {};
 }
 
+// Comparisons of a string with literals are unrolled, one byte each (codegen_strings.cpp), and
+// an `in` list folds all of its items into one expression, whose compile time grows faster than
+// its size: measured with clang 14 (plain C) on a busy 2-CPU machine, `in` lists of 4,096
+// compared bytes (64 × 63, 16 × 255, 20 × 200, NULs included) took 11..81 s; 6,432 (32 × 200)
+// took 400 s; larger ones (issue 17) failed after minutes (a stack over 512 bytes, jumps out of
+// BPF's range), with "the compiler process exited with status 1". The budget is per query (one
+// program): refused at `check`, with the reason, instead of failing at `run`.
+constexpr size_t kMaxComparedBytes = 4096;
+
+// The bytes a node compares against string literals (a literal's bytes and its NUL).
+size_t literal_compare_bytes(const Expr& e) {
+  auto literal_bytes = [](const Expr& x) -> size_t {
+    const auto* lit = x.as<StringLiteral>();
+    return lit ? lit->value.size() + 1 : 0;
+  };
+  if (const auto* b = e.as<Binary>(); b && (b->op == BinaryOp::Eq || b->op == BinaryOp::Ne)) {
+    if (b->lhs->as<StringLiteral>() && b->rhs->as<StringLiteral>()) return 0;  // constant
+    return literal_bytes(*b->lhs) + literal_bytes(*b->rhs);
+  }
+  if (const auto* in = e.as<InList>(); in && in->value->type.is_string()) {
+    size_t total = 0;
+    for (const auto& item : in->items) total += literal_bytes(*item);
+    return total;
+  }
+  if (const auto* call = e.as<Call>(); call && call->name == "startswith" && call->args.size() == 2)
+    return literal_bytes(*call->args[1]);
+  return 0;
+}
+
+size_t total_compared_bytes(const CheckedQuery& q) {
+  size_t total = 0;
+  for (const Expr* root : all_expressions(q))
+    for_each_node(*root, [&](const Expr& e) { total += literal_compare_bytes(e); });
+  return total;
+}
+
+Result<void> check_compared_bytes(const CheckedQuery& q) {
+  size_t total = 0;
+  const Expr* over = nullptr;
+  for (const Expr* root : all_expressions(q))
+    for_each_node(*root, [&](const Expr& e) {
+      total += literal_compare_bytes(e);
+      if (total > kMaxComparedBytes && !over) over = &e;
+    });
+  if (!over) return {};
+  return error_at(over->loc,
+                  fmt::format("the query compares {} bytes of string literals, more than the {} "
+                              "one BPF program can hold (each byte is an instruction, and clang "
+                              "would need more than the 512-byte BPF stack): use fewer or shorter "
+                              "strings, or split the query",
+                              total_compared_bytes(q), kMaxComparedBytes));
+}
+
 Result<CheckedQuery> check_query(const QuerySpec& spec, const QueryFile& file,
                                  const KernelCatalog& catalog, const CheckOptions& options) {
   CheckedQuery out;
@@ -221,7 +275,36 @@ Result<CheckedQuery> check_query(const QuerySpec& spec, const QueryFile& file,
   if (auto r = check_select(spec, scope, out); !r) return std::unexpected(r.error());
   if (auto r = check_settings(spec, options, out); !r) return std::unexpected(r.error());
   if (auto r = find_task_offsets(catalog, out); !r) return std::unexpected(r.error());
+  if (auto r = check_compared_bytes(out); !r) return std::unexpected(r.error());
   return out;
+}
+
+// The kernel runs at most 64 BPF programs on one tracepoint (BPF_TRACE_MAX_PROGS, counting every
+// tool's): each query attaching to a tracepoint is one program there, so a file whose queries
+// attach more fails at the 65th attach with "Argument list too long". Said here instead, at the
+// probe of the query that goes over.
+constexpr int kMaxProgramsPerTracepoint = 64;
+
+Result<void> check_programs_per_tracepoint(const CheckedProgram& program) {
+  std::map<std::string, int> programs;
+  auto count = [&](const std::vector<ProbeRef>& probes) -> Result<void> {
+    std::set<std::string> once;  // one program per query and tracepoint
+    for (const auto& p : probes) {
+      if (p.kind != ProbeKind::Tracepoint || !once.insert(p.spec).second) continue;
+      if (++programs[p.spec] > kMaxProgramsPerTracepoint)
+        return error_at(p.loc, fmt::format("{} would run {} programs of this file, more than the "
+                                           "{} the kernel allows on one tracepoint (for all tools "
+                                           "together): merge the queries that probe it",
+                                           p.spec, programs[p.spec], kMaxProgramsPerTracepoint));
+    }
+    return {};
+  };
+  for (const auto& q : program.queries) {
+    if (q.span)
+      if (auto r = count(q.span->begin); !r) return r;
+    if (auto r = count(q.probes); !r) return r;
+  }
+  return {};
 }
 
 }  // namespace
@@ -243,6 +326,7 @@ Result<CheckedProgram> check_file(const QueryFile& file, const KernelCatalog& ca
     program.queries.push_back(std::move(*query));
   }
   if (program.queries.empty()) return error_at(SourceLoc{file.path, 1, 1}, "the file has no queries");
+  if (auto r = check_programs_per_tracepoint(program); !r) return std::unexpected(r.error());
   return program;
 }
 

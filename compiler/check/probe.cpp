@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -138,9 +141,46 @@ Result<std::vector<ProbeRef>> resolve_tracepoint(const Located& spec,
   return probes;
 }
 
+// Why a path the catalog could not resolve is no binary, when the file says: a directory, a
+// FIFO, a device, an empty or a text file. Only stat and, for a regular file, its first bytes:
+// a FIFO or device is never opened. "" when there is nothing more precise to say.
+std::string not_a_binary(const std::string& target) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::file_status status = fs::status(target, ec);
+  if (ec || !fs::exists(status)) return fmt::format("no such file '{}'", target);
+  auto is = [&](const char* what) {
+    return fmt::format("'{}' is {}, not an ELF binary or library", target, what);
+  };
+  switch (status.type()) {
+    case fs::file_type::directory: return is("a directory");
+    case fs::file_type::fifo: return is("a FIFO (named pipe)");
+    case fs::file_type::character: return is("a character device");
+    case fs::file_type::block: return is("a block device");
+    case fs::file_type::socket: return is("a socket");
+    case fs::file_type::regular: break;
+    default: return "";
+  }
+  if (fs::file_size(target, ec) == 0 && !ec) return is("an empty file");
+  std::ifstream in(target, std::ios::binary);
+  if (!in) return fmt::format("cannot read '{}'", target);
+  char head[512];
+  in.read(head, sizeof head);
+  std::streamsize n = in.gcount();
+  if (n >= 4 && std::string_view(head, 4) == "\x7f" "ELF") return "";  // ELF: the catalog's reason
+  bool text = n > 0 && std::all_of(head, head + n, [](char c) {
+    auto u = static_cast<unsigned char>(c);
+    return u >= 0x20 || c == '\n' || c == '\t' || c == '\r';
+  });
+  return is(text ? "a text file (a script?)" : "not ELF");
+}
+
 Result<std::string> resolve_binary(const Located& spec, const std::vector<std::string>& parts,
                                    const std::string& target, const KernelCatalog& catalog) {
   auto path = catalog.resolve_binary(target);
+  if (!path && target.find('/') != std::string::npos)
+    if (std::string why = not_a_binary(target); !why.empty())
+      return error_at(part_loc(spec, parts, 1), why);  // a directory, a FIFO, a script ...
   if (!path)
     return error_at(part_loc(spec, parts, 1),
                     fmt::format("cannot find binary or library '{}' (give a path, or a library "

@@ -194,11 +194,21 @@ Result<void> FunctionGen::read_field_string(const Expr& e, const FieldRef& f,
   switch (tf->kind) {
     case FieldKind::CharArray: {
       uint32_t n = std::min<uint32_t>(size, static_cast<uint32_t>(tf->size));
-      // Small arrays copy with plain loads from the record; large ones with one helper call.
-      if (n <= 64)
+      // Small arrays copy with plain loads from the record, then every byte after the string's
+      // NUL is zeroed: the kernel leaves stale bytes there (block's rwbs "WS\0" + leftovers), and
+      // a key holding them would split one string into many groups. Large ones with one helper
+      // call that stops at the NUL (dest is zeroed, or only read up to the NUL).
+      if (n <= 64) {
         line(fmt::format("__builtin_memcpy({}, {}, {});", dest, src, n));
-      else
-        line(fmt::format("bpf_probe_read_kernel({}, {}, {});", dest, n, src));
+        std::string ended = fresh("ended");
+        line(fmt::format("u8 {} = 0;", ended));
+        line(fmt::format("for (u32 i = 0; i < {}; i++) {{", n));
+        line(fmt::format("  {} |= {}[i] == 0;", ended, dest));
+        line(fmt::format("  {}[i] &= (u8)({} - 1);", dest, ended));
+        line("}");
+      } else {
+        line(fmt::format("bpf_probe_read_kernel_str({}, {}, {});", dest, n, src));
+      }
       return {};
     }
     case FieldKind::DataLoc:  // the low 16 bits are the offset of the bytes in the record

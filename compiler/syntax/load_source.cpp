@@ -185,10 +185,15 @@ class Layout {
     return std::string_view("<>=!&|").find(c) != std::string_view::npos;
   }
 
-  int layout_column() const {
-    size_t newline = out_.rfind('\n');
-    if (newline == std::string::npos) return raw_column_(0) + static_cast<int>(out_.size());
-    return static_cast<int>(out_.size() - newline);
+  // Scans only what was written since the last call: a rescan of the whole output for every
+  // run of spaces made one long line quadratic (1 MB took minutes).
+  int layout_column() {
+    scanned_ = std::min(scanned_, out_.size());
+    for (; scanned_ < out_.size(); ++scanned_)
+      if (out_[scanned_] == '\n') last_newline_ = scanned_;
+    if (last_newline_ == std::string::npos || last_newline_ >= out_.size())
+      return raw_column_(0) + static_cast<int>(out_.size());
+    return static_cast<int>(out_.size() - last_newline_);
   }
 
   // The line breaks not written yet (they fell inside a string literal or a word), then spaces up
@@ -318,6 +323,8 @@ class Layout {
   char quote_ = 0;        // inside an expression's string literal
   bool escaped_ = false;  // after a backslash inside one
   int pending_ = 0;       // line breaks not yet written
+  size_t scanned_ = 0;    // layout_column: out_ is scanned up to here
+  size_t last_newline_ = std::string::npos;  // the last '\n' in out_[0, scanned_)
 };
 
 }  // namespace

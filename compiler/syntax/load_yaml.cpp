@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <optional>
 #include <sstream>
+#include <unordered_set>
 #include <vector>
 
 #include "compiler/syntax/load_internal.h"
@@ -158,10 +159,11 @@ std::string hide_call_commas(std::string_view text) {
   return out;
 }
 
-// Puts back the commas hide_call_commas hid, in every scalar of the tree. Aliases can make the
-// tree a cycle (`&a [*a]`): a query file is a few levels deep, so the walk stops at 64.
-void restore_commas(YAML::Node node, int depth = 0) {
-  if (depth > 64) return;
+// Puts back the commas hide_call_commas hid, in every scalar of the tree. Aliases make the tree
+// a graph, maybe with cycles (`&a [*a]`) or exponentially many paths (nine levels of ten
+// aliases): each node is visited once, known by the address of its data (Tag() refers into it).
+void restore_commas(YAML::Node node, std::unordered_set<const void*>& visited, int depth = 0) {
+  if (depth > 256 || !node.IsDefined() || !visited.insert(&node.Tag()).second) return;
   if (node.IsScalar()) {
     const std::string& text = node.Scalar();
     if (text.find(kHiddenComma) == std::string::npos) return;
@@ -169,9 +171,9 @@ void restore_commas(YAML::Node node, int depth = 0) {
     std::replace(restored.begin(), restored.end(), kHiddenComma, ',');
     node = restored;
   } else if (node.IsSequence()) {
-    for (YAML::Node item : node) restore_commas(item, depth + 1);
+    for (YAML::Node item : node) restore_commas(item, visited, depth + 1);
   } else if (node.IsMap()) {
-    for (auto entry : node) restore_commas(entry.second, depth + 1);
+    for (auto entry : node) restore_commas(entry.second, visited, depth + 1);
   }
 }
 
@@ -212,7 +214,10 @@ Result<YAML::Node> parse_document(const YamlSource& src, std::string_view raw) {
   std::string hidden = hide_call_commas(raw);
   try {
     YAML::Node root = YAML::Load(hidden);
-    if (hidden != raw) restore_commas(root);
+    if (hidden != raw) {
+      std::unordered_set<const void*> visited;
+      restore_commas(root, visited);
+    }
     if (auto rest = check_rest(src, hidden); !rest) return std::unexpected(rest.error());
     if (root.IsNull()) return error_at({src.path(), 1, 1}, "empty query file");
     return root;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "runtime/compile/compile_child.h"
+#include "runtime/compile/trusted_path.h"
 
 namespace bpfql {
 namespace {
@@ -147,12 +148,15 @@ std::string ProgramCache::prepare() const {
   }
   if (std::string why = untrusted_cache_dir(st); !why.empty())
     return fmt::format("{} is {}", dir_, why);
-  return "";
+  // lstat of "link/" follows the link, and a directory above could be replaced by whoever can
+  // write its parent: every component from / down must be root's (trusted_path.h).
+  return untrusted_directory_path(dir_, {0});
 }
 
 std::expected<ProgramImage, std::string> ProgramCache::load(const std::string& key) const {
   std::string path = path_for(key);
-  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO put here would block a plain open forever (fstat then refuses it).
+  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return std::unexpected(fmt::format("{}: {}", path, errno_text()));
   struct stat st{};
   std::string why = fstat(fd, &st) != 0 ? errno_text() : untrusted_cache_file(st);

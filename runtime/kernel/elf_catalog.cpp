@@ -8,7 +8,12 @@
 #include <bcc/bcc_usdt.h>
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -28,7 +33,36 @@ std::optional<std::string> take_c_string(char* s) {
   return copy;
 }
 
-bool is_elf(const std::string& path) { return bcc_elf_get_type(path.c_str()) >= 0; }
+// Opens the file: only for regular files (a FIFO would block the open, a device be read).
+bool is_elf(const std::string& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec) && bcc_elf_get_type(path.c_str()) >= 0;
+}
+
+// What a file that is not a regular file is, for the message.
+std::string file_kind(const fs::file_status& status) {
+  switch (status.type()) {
+    case fs::file_type::directory: return "a directory";
+    case fs::file_type::fifo: return "a FIFO (named pipe)";
+    case fs::file_type::character: return "a character device";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::socket: return "a socket";
+    default: return "not a regular file";
+  }
+}
+
+// Whether the first bytes look like text (a script, a README): for a precise message.
+bool looks_like_text(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  unsigned char buf[512];
+  size_t n = std::fread(buf, 1, sizeof buf, f);
+  std::fclose(f);
+  if (n == 0) return false;
+  return std::all_of(buf, buf + n, [](unsigned char c) {
+    return c >= 0x20 || c == '\n' || c == '\t' || c == '\r';
+  });
+}
 
 // A path given by the user: it must exist, be a regular file and be ELF.
 Result<std::string> check_path(std::string_view target) {
@@ -37,11 +71,19 @@ Result<std::string> check_path(std::string_view target) {
   fs::file_status status = fs::status(path, ec);
   if (ec || !fs::exists(status)) return error_at({}, fmt::format("no such file '{}'", target));
   if (!fs::is_regular_file(status))
-    return error_at({}, fmt::format("'{}' is not a regular file", target));
+    return error_at({}, fmt::format("'{}' is {}, not an ELF binary or library", target,
+                                    file_kind(status)));
   std::string canonical = fs::canonical(path, ec).string();
   if (ec) return error_at({}, fmt::format("cannot resolve '{}': {}", target, ec.message()));
-  if (!is_elf(canonical))
-    return error_at({}, fmt::format("'{}' is not an ELF binary or library", target));
+  if (fs::file_size(canonical, ec) == 0 && !ec)
+    return error_at({}, fmt::format("'{}' is an empty file, not an ELF binary or library", target));
+  if (!is_elf(canonical)) {
+    if (access(canonical.c_str(), R_OK) != 0)
+      return error_at({}, fmt::format("cannot read '{}': {}", target, std::strerror(errno)));
+    return error_at({}, fmt::format("'{}' is {}, not an ELF binary or library", target,
+                                    looks_like_text(canonical) ? "a text file (a script?)"
+                                                               : "not ELF"));
+  }
   return canonical;
 }
 

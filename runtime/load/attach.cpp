@@ -17,6 +17,8 @@
 
 #include "runtime/compile/stderr_capture.h"
 #include "runtime/compile/verifier_log.h"
+#include "runtime/load/resource_limits.h"
+#include "runtime/kernel/pending_signals.h"
 
 namespace bpfql {
 namespace {
@@ -97,6 +99,25 @@ std::string attach_tracepoint(BpfObject& bpf, int prog, const PlanAttach& a, Att
   return "";
 }
 
+// After a failed bpf_attach_uprobe: libbcc falls back to a tracefs event when the uprobe PMU
+// refuses, and leaves that event in uprobe_events when the fallback fails too; remove it (a
+// no-op when there is none). Then the reason: EINVAL on a uprobe that exists is mostly the
+// kernel's "ref_ctr_offset mismatch" (another tool holds a probe at the same place with another
+// USDT semaphore offset), which it only writes to its log.
+std::string uprobe_failure(int err, const std::string& ev, bool semaphore) {
+  bpf_detach_uprobe(ev.c_str());
+  errno = err;  // for attach_all's resource_problem
+  std::string reason = errno_text(err);
+  if (err == EINVAL)
+    reason += fmt::format(
+        "; the kernel refuses a second probe on the same instruction with a different USDT "
+        "semaphore offset (ref_ctr_offset; its log says \"ref_ctr_offset mismatch\"): another "
+        "tool probably holds one there {}",
+        semaphore ? "without this probe's semaphore, or with another"
+                  : "with a semaphore (a USDT probe)");
+  return reason;
+}
+
 std::string attach_kprobe(int prog, const PlanAttach& a, size_t index, Attachments& out) {
   std::string ev = event_name(a, index);
   auto type = is_return(a.kind) ? BPF_PROBE_RETURN : BPF_PROBE_ENTRY;
@@ -117,7 +138,7 @@ std::string attach_uprobe(int prog, const PlanAttach& a, size_t index, Attachmen
   auto type = is_return(a.kind) ? BPF_PROBE_RETURN : BPF_PROBE_ENTRY;
   errno = 0;
   int fd = bpf_attach_uprobe(prog, type, ev.c_str(), module.c_str(), sym.offset, a.pid, 0);
-  if (fd < 0) return errno_text(errno);
+  if (fd < 0) return uprobe_failure(errno, ev, /*semaphore=*/false);
   out.owned().push_back({fd, ev, a.kind});
   return "";
 }
@@ -196,7 +217,7 @@ std::string attach_usdt(int prog, const PlanAttach& a, size_t index, Attachments
     errno = 0;
     int fd = bpf_attach_uprobe(prog, BPF_PROBE_ENTRY, ev.c_str(), module.c_str(), offset, a.pid,
                                static_cast<uint32_t>(sites.semaphore_offset));
-    if (fd < 0) return errno_text(errno);
+    if (fd < 0) return uprobe_failure(errno, ev, sites.semaphore_offset != 0);
     out.owned().push_back({fd, ev, ProbeKind::Uprobe});
   }
   return "";
@@ -232,10 +253,19 @@ AttachResult attach_all(BpfObject& bpf, const Plan& plan, Attachments& out) {
   size_t index = 0;
   for (const auto& q : plan.queries) {
     for (const auto& a : q.attaches) {
+      if (stop_signal_pending()) {  // Ctrl-C while hundreds of probes attach
+        r.log = without_libbcc_noise(capture.finish());
+        r.error = "interrupted before tracing began";
+        return r;
+      }
+      errno = 0;
       std::string reason = attach_one(bpf, a, index++, out);
+      int err = errno;
       if (!reason.empty()) {
         r.log = without_libbcc_noise(capture.finish());
-        r.error = failure(q, a, reason, r.log);
+        std::string problem =
+            resource_problem(err, fmt::format("cannot attach {} for query {}", a.spec, q.name));
+        r.error = problem.empty() ? failure(q, a, reason, r.log) : problem;
         return r;
       }
       ++r.probes;

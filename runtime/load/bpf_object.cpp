@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "runtime/load/map_precreation.h"
+#include "runtime/kernel/pending_signals.h"
 
 namespace bpfql {
 
@@ -81,6 +82,11 @@ std::expected<std::unique_ptr<BpfObject>, BpfObject::Failure> BpfObject::load(
   object->license_ = image.license;
   object->kern_version_ = image.kern_version;
   for (const auto& f : image.functions) {
+    // Hundreds of programs take the verifier a while: Ctrl-C must not wait for all of them.
+    if (stop_signal_pending()) {
+      errno = EINTR;  // the caller tells an interrupt by it (as it tells EMFILE, EPERM ...)
+      return std::unexpected(Failure{"", "interrupted"});
+    }
     std::string code = with_map_fds(f, map_fds);
     int fd = load_program(f.prog_type, f.name, code, image.license, image.kern_version);
     if (fd < 0) return std::unexpected(Failure{f.name, std::strerror(errno)});

@@ -6,14 +6,17 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 
 #include "runtime/compile/compile_child.h"
-#include "runtime/load/map_precreation.h"
-#include "runtime/kernel/process_watch.h"
 #include "runtime/compile/program_cache.h"
 #include "runtime/compile/stderr_capture.h"
 #include "runtime/compile/verifier_log.h"
+#include "runtime/kernel/process_watch.h"
+#include "runtime/load/map_memory.h"
+#include "runtime/load/map_precreation.h"
+#include "runtime/load/resource_limits.h"
 
 namespace bpfql {
 namespace {
@@ -37,10 +40,20 @@ const PlanQuery& query_of(const Plan& plan, const std::string& function) {
   return plan.queries.front();
 }
 
+// "cannot create map q0_vals", "cannot load the program of query q": what a resource error
+// stopped.
+std::string what_failed(const Plan& plan, const BpfObject::Failure& f) {
+  if (!f.function.empty())
+    return "cannot load the program of query " + query_of(plan, f.function).name;
+  return f.message.substr(0, f.message.find(':'));  // "cannot create map q0_vals"
+}
+
 // Creates the maps and loads the programs in this process. On a rejection, the message is the
-// one the loader always gave (from libbcc's log on stderr).
+// one the loader always gave (from libbcc's log on stderr). `*not_the_program` tells a failure
+// that says nothing about the program (a resource limit, a missing privilege, an interrupt:
+// resource_limits.h): a cached entry is kept and no other compiler is tried.
 LoadResult load_image(const Plan& plan, const ProgramImage& compiled,
-                      MapPrecreation* precreated = nullptr) {
+                      MapPrecreation* precreated = nullptr, bool* not_the_program = nullptr) {
   LoadResult r;
   auto image = with_constants(compiled, plan.constants);
   if (!image) {
@@ -49,15 +62,25 @@ LoadResult load_image(const Plan& plan, const ProgramImage& compiled,
   }
   StderrCapture capture;
   auto object = BpfObject::load(*image, precreated);
+  int err = object ? 0 : errno;  // of the call that failed: nothing since sets it
   r.log = without_libbcc_noise(capture.finish());
+  bool resource = false;
   if (object) {
     r.bpf = std::move(*object);
+  } else if (err == EINTR) {
+    r.error = "interrupted before tracing began";
+    resource = true;
+  } else if (std::string problem = resource_problem(err, what_failed(plan, object.error()));
+             !problem.empty()) {
+    r.error = problem;
+    resource = true;
   } else if (object.error().function.empty()) {
     r.error = object.error().message;
   } else {
     const auto& [function, reason] = object.error();
     r.error = verifier_failure_message(query_of(plan, function).name, function, reason, r.log);
   }
+  if (not_the_program) *not_the_program = resource;
   return r;
 }
 
@@ -96,6 +119,11 @@ std::optional<std::string> check_host(const Plan& plan) {
     for (const auto& a : q.attaches)
       if (a.pid >= 0)
         if (std::string missing = missing_process(a.pid); !missing.empty()) return missing;
+  int cpus = libbpf_num_possible_cpus();
+  if (std::string too_big = map_memory_problem(plan, cpus > 0 ? static_cast<uint32_t>(cpus) : 1,
+                                               machine_memory_bytes());
+      !too_big.empty())
+    return too_big;
   return std::nullopt;
 }
 
@@ -132,9 +160,14 @@ std::optional<LoadResult> load_cached(const Plan& plan, CacheUse& u, MapPrecreat
     u.log += fmt::format("program cache: miss ({})\n", image.error());
     return std::nullopt;
   }
-  LoadResult r = load_image(plan, *image, &maps);
+  bool not_the_program = false;
+  LoadResult r = load_image(plan, *image, &maps, &not_the_program);
   if (r.bpf) {
     r.log = fmt::format("program cache: hit {} (no compiler run)\n", path) + r.log;
+    return r;
+  }
+  if (not_the_program) {  // the entry is fine: the machine said no
+    r.log = fmt::format("program cache: hit {}; not loaded: {}\n", path, r.error) + r.log;
     return r;
   }
   // Loaded before on this kernel, refused now: compile again, which says why.
@@ -163,9 +196,10 @@ LoadResult load_program(const Plan& plan, bool full_verifier_log, bool use_cache
     cache.log += stored.empty() ? fmt::format("program cache: stored {}\n", path)
                                 : "program cache: " + stored + "\n";
   }
-  LoadResult r = load_image(plan, *compiled.image, &maps);
+  bool not_the_program = false;
+  LoadResult r = load_image(plan, *compiled.image, &maps, &not_the_program);
   r.log = cache.log + compiled.log + r.log;
-  if (!r.bpf && compiled.plain) {
+  if (!r.bpf && compiled.plain && !not_the_program) {
     // The verifier refused the one-pass compile's program (or a map could not be created):
     // libbcc's compile runs the verifier itself and says why with the C lines.
     if (cache.cache) cache.cache->forget(cache.key);

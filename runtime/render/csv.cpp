@@ -11,13 +11,42 @@
 namespace bpfql {
 namespace {
 
+// A text cell a spreadsheet would run as a formula (CWE-1236: a cell starting with = + - @, or a
+// tab or carriage return before one) gets a leading ' , which spreadsheets show as text. A text
+// that is a plain number ("-5") is left as it is: it cannot be a formula.
+bool plain_number(std::string_view text) {
+  if (!text.empty() && (text[0] == '-' || text[0] == '+')) text.remove_prefix(1);
+  if (text.empty()) return false;
+  bool digits = false, dot = false;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') digits = true;
+    else if (c == '.' && !dot) dot = true;
+    else return false;
+  }
+  return digits;
+}
+
+}  // namespace
+
+std::string formula_safe(std::string_view text) {
+  if (text.empty() || std::string_view("=+-@\t\r").find(text[0]) == std::string_view::npos ||
+      plain_number(text))
+    return std::string(text);
+  return "'" + std::string(text);
+}
+
+namespace {
+
 // Complex cells as JSON so that a spreadsheet or a script can still take them apart.
 std::string csv_cell(const Cell& cell) {
   if (std::holds_alternative<Histogram>(cell) || std::holds_alternative<StackValue>(cell) ||
       std::holds_alternative<PercentileValue>(cell) || std::holds_alternative<StatsValue>(cell)) {
     return csv_field(json_text(cell_to_json(cell)));
   }
-  return csv_field(format_scalar(cell));
+  bool number = std::holds_alternative<uint64_t>(cell) || std::holds_alternative<int64_t>(cell) ||
+                std::holds_alternative<double>(cell) || std::holds_alternative<bool>(cell);
+  if (number) return csv_field(format_scalar(cell));  // numbers stay numbers: -5 is -5
+  return csv_field(formula_safe(format_scalar(cell)));
 }
 
 std::string csv_line(std::vector<std::string> fields) {
@@ -39,7 +68,7 @@ class CsvOutput final : public Output {
     if (headed_.insert(r.query).second) out_ << header("time", names);
     std::string time = iso8601_utc(r.time);
     for (const auto& row : r.rows) {
-      std::vector<std::string> fields{csv_field(name), csv_field(time)};
+      std::vector<std::string> fields{csv_field(formula_safe(name)), csv_field(time)};
       for (const auto& cell : row.cells) fields.push_back(csv_cell(cell));
       out_ << csv_line(std::move(fields));
     }
@@ -53,7 +82,7 @@ class CsvOutput final : public Output {
   void event(const StreamRow& row) override {
     std::string name = query_name(row.query);
     if (headed_.insert(row.query).second) out_ << header("ts", field_names(row));
-    std::vector<std::string> fields{csv_field(name), std::to_string(row.ts)};
+    std::vector<std::string> fields{csv_field(formula_safe(name)), std::to_string(row.ts)};
     for (const auto& cell : row.cells) fields.push_back(csv_cell(cell));
     out_ << csv_line(std::move(fields));
   }
@@ -70,7 +99,7 @@ class CsvOutput final : public Output {
  private:
   static std::string header(std::string_view second, const std::vector<std::string>& names) {
     std::vector<std::string> fields{"query", std::string(second)};
-    for (const auto& n : names) fields.push_back(csv_field(n));
+    for (const auto& n : names) fields.push_back(csv_field(formula_safe(n)));
     return csv_line(std::move(fields));
   }
 

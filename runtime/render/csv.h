@@ -18,5 +18,8 @@ std::unique_ptr<Output> make_csv_output(std::ostream& out, std::ostream& notes);
 
 // One field, quoted when it holds a comma, quote, CR or LF (quotes doubled).
 std::string csv_field(std::string_view text);
+// A text cell with a leading ' when a spreadsheet would take it for a formula (= + - @, tab, CR
+// first), unless it is a plain number.
+std::string formula_safe(std::string_view text);
 
 }  // namespace bpfql

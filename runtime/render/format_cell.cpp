@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "compiler/terminal_text.h"
 #include "runtime/collect/byte_text.h"
 
 namespace bpfql {
@@ -144,18 +145,16 @@ std::string format_scalar(const Cell& cell) {
 }
 
 std::string escape_control(std::string_view text) {
+  // Line breaks and tabs as \n and \t; every other terminal danger (C0 and C1 controls, a raw
+  // 0x9b, bidirectional overrides, invalid UTF-8) as \xHH per byte (compiler/diagnostics.h).
   std::string out;
   out.reserve(text.size());
-  for (unsigned char c : text) {
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      out += fmt::format("\\x{:02x}", c);
-    } else {
-      out += static_cast<char>(c);
-    }
+  size_t run = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] != '\n' && text[i] != '\t') continue;
+    out += terminal_safe(text.substr(run, i - run), /*keep_columns=*/false);
+    if (i < text.size()) out += text[i] == '\n' ? "\\n" : "\\t";
+    run = i + 1;
   }
   return out;
 }

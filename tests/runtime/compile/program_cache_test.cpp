@@ -2,6 +2,8 @@
 // and stores, a hit loads without libbcc, and a corrupt, foreign-owned or writable file is
 // ignored or refused and compiled again. The kernel parts need root (skipped otherwise).
 #include <doctest/doctest.h>
+#include <chrono>
+#include <future>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -251,6 +253,53 @@ TEST_CASE("root: a cache directory that is a symlink is not used, and the load s
   REQUIRE_MESSAGE(r.bpf, r.error);
   CHECK(contains(r.log, "program cache: not used: " + link + " is not a directory"));
   CHECK(fs::is_empty(dir.path() + "/real"));
+}
+
+TEST_CASE("root: BPFQL_CACHE_DIR with a trailing slash after a symlink, or under a writable "
+          "directory, is not used") {
+  if (geteuid() != 0) {
+    MESSAGE("skipped: the cache is root's");
+    return;
+  }
+  CacheDir dir;
+  fs::create_directory(dir.path() + "/real");
+  fs::create_directory_symlink(dir.path() + "/real", dir.path() + "/link");
+  // lstat("link/") follows the link: the check once passed.
+  CHECK(contains(ProgramCache(dir.path() + "/link/").prepare(), "a symbolic link"));
+  // A directory above the cache that others can write: they could replace the cache.
+  std::string open_dir = dir.path() + "/open";
+  fs::create_directory(open_dir);
+  chmod(open_dir.c_str(), 0777);
+  fs::create_directory(open_dir + "/cache");
+  chmod((open_dir + "/cache").c_str(), 0700);
+  CHECK(contains(ProgramCache(open_dir + "/cache").prepare(), open_dir + " is writable by group or others"));
+  chmod(open_dir.c_str(), 01777);  // sticky, like /tmp: nobody can rename another's entries
+  CHECK(ProgramCache(open_dir + "/cache").prepare().empty());
+  chmod(open_dir.c_str(), 0755);
+  REQUIRE(chown(open_dir.c_str(), 65534, 65534) == 0);
+  CHECK(contains(ProgramCache(open_dir + "/cache").prepare(), "owned by uid 65534"));
+}
+
+TEST_CASE("root: a FIFO where a cache entry goes is refused at once, not waited on") {
+  if (geteuid() != 0) {
+    MESSAGE("skipped: the cache is root's");
+    return;
+  }
+  CacheDir dir;
+  ProgramCache cache;
+  REQUIRE(cache.prepare().empty());
+  std::string path = cache.path_for("key");
+  REQUIRE(mkfifo(path.c_str(), 0600) == 0);
+  auto loaded = std::async(std::launch::async, [&] { return cache.load("key"); });
+  bool done = loaded.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+  if (!done) {  // unblock the open so the test can end: a writer arrives
+    int fd = open(path.c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd >= 0) close(fd);
+  }
+  REQUIRE_MESSAGE(done, "opening a FIFO in the cache blocked");
+  auto image = loaded.get();
+  REQUIRE(!image);
+  CHECK(contains(image.error(), "not a regular file"));
 }
 
 TEST_CASE("the cache keeps its most recently used entries") {

@@ -185,9 +185,10 @@ TEST_CASE("binaries: short library names, programs on PATH, paths, and what is n
         "no program on PATH or library named 'no-such-library-or-program'");
   CHECK(catalog.find_binary("/nonexistent/prog").error().message ==
         "no such file '/nonexistent/prog'");
-  CHECK(catalog.find_binary("/etc").error().message == "'/etc' is not a regular file");
+  CHECK(catalog.find_binary("/etc").error().message ==
+        "'/etc' is a directory, not an ELF binary or library");
   CHECK(catalog.find_binary("/etc/passwd").error().message ==
-        "'/etc/passwd' is not an ELF binary or library");
+        "'/etc/passwd' is a text file (a script?), not an ELF binary or library");
   CHECK(catalog.find_binary("").error().message == "empty binary name");
 }
 
