@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <unordered_map>
@@ -21,6 +22,7 @@
 #include "runtime/map_reader.h"
 #include "runtime/privileges.h"
 #include "runtime/process_watch.h"
+#include "runtime/render/csv.h"
 #include "runtime/schedule.h"
 #include "runtime/serve/export_rows.h"
 #include "runtime/signals.h"
@@ -167,9 +169,17 @@ void Run::print(Schedule::Entry& e, SteadyClock::time_point now, bool regular) {
   r.interval_s = schedule_.covered_seconds(e, now, regular);
   QuerySnapshot snapshot = maps_.read(*e.query, /*last=*/stopping_);
   r.dropped = snapshot.dropped;
+  // A flame graph takes every stack: `limit` is for people reading a table.
+  const bool whole = options_.format == OutputFormat::Folded || options_.format == OutputFormat::Svg;
+  PlanQuery unlimited;
+  if (whole) {
+    unlimited = *e.query;
+    unlimited.limit = 0;
+  }
+  const PlanQuery& shape = whole ? unlimited : *e.query;
   r.rows = options_.export_rows ? build_export_rows(*e.query, snapshot, hooks_[e.query])
-                                : build_rows(*e.query, snapshot, hooks_[e.query]);
-  sort_and_limit(*e.query, r.rows);
+                                : build_rows(shape, snapshot, hooks_[e.query], r.interval_s);
+  sort_and_limit(shape, r.rows);
   output_.interval(r);
   flush_output();
   if (!stopping_) stacks_.release(*e.query, snapshot);
@@ -238,6 +248,9 @@ void Run::loop(SignalFd& signals) {
       } else if (traced_.watches(fd)) {
         epoll_ctl(ep, EPOLL_CTL_DEL, fd, nullptr);  // a pidfd stays readable once it exited
         say(traced_.take_exit(fd));
+        // Every traced process is gone: nothing can fire again; final print, exit 0 (as
+        // bpftrace -p does).
+        if (traced_.fds().empty()) stop = true;
       } else {
         delivered += streams_.read_ready(fd);
       }
@@ -262,6 +275,10 @@ void Run::finish() {
     else if (!schedule_.just_printed(e, now))
       print(e, now, /*regular=*/false);
   }
+  if (output_ok()) {
+    output_.finished();
+    flush_output();
+  }
   report_lost(true);
   // A streaming query has no interval print to carry its dropped count (span begins that did
   // not fit their map): say it here.
@@ -281,16 +298,29 @@ int run_plan(const Plan& plan, const RunOptions& options) {
     return 1;
   }
   std::ofstream file;
-  if (!options.output_path.empty()) {
+  // -f csv -o DIR/: one file per query (render/csv.h).
+  std::error_code ec;
+  const bool csv_directory = options.format == OutputFormat::Csv && !options.output_path.empty() &&
+                             (options.output_path.back() == '/' ||
+                              std::filesystem::is_directory(options.output_path, ec));
+  if (csv_directory) {
+    std::filesystem::create_directories(options.output_path, ec);
+    if (ec) {
+      say(fmt::format("cannot create {}: {}", options.output_path, ec.message()));
+      return 1;
+    }
+  } else if (!options.output_path.empty()) {
     file.open(options.output_path, std::ios::out | std::ios::trunc);
     if (!file) {
       say(fmt::format("cannot write {}: {}", options.output_path, std::strerror(errno)));
       return 1;
     }
   }
-  std::ostream& os = options.output_path.empty() ? std::cout : file;
+  std::ostream& os = options.output_path.empty() || csv_directory ? std::cout : file;
   std::unique_ptr<Output> made;
-  if (!options.output) made = make_output(options.format, os);
+  if (!options.output)
+    made = csv_directory ? make_csv_directory_output(options.output_path, std::cerr)
+                         : make_output(options.format, os, options.time);
   Output& output = options.output ? *options.output : *made;
 
   LoadResult loaded = load_program(plan, options.verbose, options.use_cache);

@@ -14,6 +14,8 @@ packages=(
   libbpfcc-dev bpfcc-tools libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   doctest-dev nlohmann-json3-dev libcpp-httplib-dev
   linux-headers-amd64 systemtap-sdt-dev bpftool libbpf-dev python3 bpftrace
+  # the integration tests load bpfql's flame graph SVGs in headless Chromium
+  chromium
   # bpfql-compile-plain: clang's and LLVM's C++ API, linked statically (libclang-cpp14-dev for
   # the unit tests, which link the shared libraries libbcc uses; libpolly-14-dev: LLVM 14's
   # static pass registry names Polly)
