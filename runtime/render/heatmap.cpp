@@ -83,9 +83,8 @@ class HeatmapOutput final : public Output {
         }
         Column col{local_hms(r.time), {}};
         for (const auto& b : h->buckets) {
-          if (b.count == 0) continue;
-          col.counts[key_of(b)] = b.count;
-          s.buckets.emplace(key_of(b), b);
+          s.buckets.emplace(key_of(b), Bucket{b.low, b.high, 0});  // empty ones between too
+          if (b.count != 0) col.counts[key_of(b)] = b.count;
         }
         s.columns.push_back(std::move(col));
         if (!svg_) print_line(s);

@@ -232,6 +232,11 @@ class TableOutput final : public Output {
     auto [it, added] = layouts_.try_emplace(row.query);
     if (added) it->second = stream_layout(row);
     StreamLayout& l = it->second;
+    // Sized to content: the header and the section's first event set the widths, and a wider
+    // value later widens its column from there on.
+    std::vector<std::string> texts = event_texts(row, l);
+    for (size_t i = 0; i < texts.size() && i < l.widths.size(); ++i)
+      l.widths[i] = std::max(l.widths[i], display_width(texts[i]));
     if (row.query != last_stream_ || added) {
       begin_section(query_name(row.query), std::chrono::system_clock::now());
       std::vector<std::string> header;
@@ -239,7 +244,8 @@ class TableOutput final : public Output {
       out_ << join_columns(header, l.widths, l.right) << '\n';
       last_stream_ = row.query;
     }
-    print_event(row, l);
+    out_ << join_columns(texts, l.widths, l.right) << '\n';
+    print_blocks(out_, field_names(row), row.cells, l.is_block, row.query);
   }
 
   void events_not_printed(const PlanQuery& query, uint64_t count) override {
@@ -276,7 +282,7 @@ class TableOutput final : public Output {
     return local_hms_micros(wall_time_of_boot_ns(row.ts));
   }
 
-  void print_event(const StreamRow& row, StreamLayout& l) {
+  std::vector<std::string> event_texts(const StreamRow& row, const StreamLayout& l) {
     std::vector<std::string> texts{event_time(row)};
     for (size_t c = 0; c < row.cells.size(); ++c) {
       if (c < l.is_block.size() && l.is_block[c]) continue;
@@ -287,12 +293,7 @@ class TableOutput final : public Output {
       if (!shown.name.empty() && !text.empty()) text += " " + shown.name;
       texts.push_back(text.empty() ? "-" : text);
     }
-    // Sized to content: a wider value widens its column from here on.
-    for (size_t i = 0; i < texts.size() && i < l.widths.size(); ++i)
-      l.widths[i] = std::max(l.widths[i], display_width(texts[i]));
-    out_ << join_columns(texts, l.widths, l.right) << '\n';
-    std::vector<std::string> names = field_names(row);
-    print_blocks(out_, names, row.cells, l.is_block, row.query);
+    return texts;
   }
 
   std::ostream& out_;

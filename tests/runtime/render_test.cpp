@@ -147,15 +147,16 @@ TEST_CASE("table: a stream prints its header once, then one line per event") {
   q.streaming = true;
   q.event_fields = {{"pid", ValueKind::Unsigned, 8, 4}, {"comm", ValueKind::String, 12, 16}};
   std::ostringstream out;
-  auto output = make_table_output(out);
+  auto output = make_table_output(out, TimeShown::Boot);
   output->event({&q, 1'500'000'000, {uint64_t{42}, std::string("sh")}});
   output->event({&q, 2'000'001'000, {uint64_t{7}, std::string("bash")}});
   std::string text = out.str();
   CHECK(text.find("--- execs  ") == 0);
+  // Columns as wide as their header and values (not a fixed width per type).
   CHECK(text.substr(text.find('\n') + 1) ==
-        "             ts      pid  comm\n"
-        "       1.500000       42  sh\n"
-        "       2.000001        7  bash\n");
+        "time      pid  comm\n"
+        "1.500000   42  sh\n"
+        "2.000001    7  bash\n");
 }
 
 TEST_CASE("table: a window whose limit held events back ends with their count") {
@@ -165,16 +166,16 @@ TEST_CASE("table: a window whose limit held events back ends with their count") 
   q.limit = 1;
   q.event_fields = {{"pid", ValueKind::Unsigned, 8, 4}};
   std::ostringstream out;
-  auto output = make_table_output(out);
+  auto output = make_table_output(out, TimeShown::Boot);
   output->event({&q, 1'000'000'000, {uint64_t{42}}});
   output->events_not_printed(q, 1234);
   output->event({&q, 2'000'000'000, {uint64_t{43}}});
   std::string text = out.str();
   INFO("table:\n" << text);
-  CHECK(text.find("       1.000000       42\n... 1234 more events not printed (limit 1)\n\n--- execs  ") !=
+  CHECK(text.find("1.000000   42\n... execs: 1234 more events not printed (limit 1)\n\n--- execs  ") !=
         std::string::npos);
   // The next window's event begins a section of its own, with the header.
-  CHECK(text.ends_with("             ts      pid\n       2.000000       43\n"));
+  CHECK(text.ends_with("time      pid\n2.000000   43\n"));
 }
 
 TEST_CASE("json, csv and folded: what a limit held back is a note on stderr, not a line of output") {
