@@ -279,8 +279,8 @@ PrometheusRenderer::PrometheusRenderer(const Plan& plan) : plan_(plan) {
         c.label = label;
       } else {
         std::string part = prometheus_name_part(column);
-        std::string base = "bpfql_" + prometheus_name_part(q.name) + "_" + (part.empty() ? "value" : part) +
-                           prometheus_unit_suffix(q.aggregates[c.aggregate].unit);  // units: base units
+        std::string base = "bpfql_" + prometheus_name_part(q.name) + "_" + (part.empty() ? "value" : part);
+        base = with_unit_suffix(base, q.aggregates[c.aggregate].unit);  // units: base units
         c.name = unique_name(base, q.aggregates[c.aggregate].kind, used);
         c.help = fmt::format("{} of bpfql query {}{}", column, q.name,
                              q.description.empty() ? "" : " (" + q.description + ")");

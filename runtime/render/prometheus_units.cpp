@@ -10,6 +10,12 @@ std::string prometheus_unit_suffix(const Unit& unit) {
   return "";
 }
 
+std::string with_unit_suffix(const std::string& name, const Unit& unit) {
+  std::string suffix = prometheus_unit_suffix(unit);
+  if (suffix.empty() || name.ends_with(suffix)) return name;
+  return name + suffix;
+}
+
 double prometheus_unit_scale(const Unit& unit) {
   if (unit.per_second) return 1;
   if (unit.dim == Unit::Dim::Time) return unit.scale / 1e9;

@@ -12,6 +12,8 @@ namespace bpfql {
 
 // "_seconds", "_bytes", or "" (no unit, or a rate: Prometheus computes rates itself).
 std::string prometheus_unit_suffix(const Unit& unit);
+// `name` with the unit's suffix, unless it already ends with it ("read_bytes" stays).
+std::string with_unit_suffix(const std::string& name, const Unit& unit);
 // What one of the value's units is in the exporter's base unit: ms → 0.001, KiB → 1024; 1.
 double prometheus_unit_scale(const Unit& unit);
 // A counter/gauge cell in base units: numbers become doubles times `scale` (unchanged at 1).

@@ -19,8 +19,7 @@ const b::CheckedQuery& only_query(const b::Result<b::CheckedProgram>& r) {
 }
 
 const char* kSpan =
-    "span: {begin: tracepoint:syscalls:sys_enter_read}\n"
-    "probe: tracepoint:syscalls:sys_exit_read\n";
+    "span: {begin: tracepoint:syscalls:sys_enter_read, end: tracepoint:syscalls:sys_exit_read}\n";
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include "runtime/decode.h"
 #include "runtime/output.h"
 #include "runtime/render/json.h"
+#include "runtime/render/prometheus.h"
 #include "runtime/render/prometheus_units.h"
 #include "runtime/render/units_text.h"
 
@@ -104,6 +105,9 @@ TEST_CASE("Prometheus: times in seconds, sizes in bytes") {
   CHECK(b::prometheus_unit_suffix(b::Unit::nanoseconds()) == "_seconds");
   CHECK(b::prometheus_unit_suffix(b::Unit::bytes()) == "_bytes");
   CHECK(b::prometheus_unit_suffix({}) == "");
+  CHECK(b::with_unit_suffix("bpfql_q_busy", b::Unit::nanoseconds()) == "bpfql_q_busy_seconds");
+  CHECK(b::with_unit_suffix("bpfql_q_read_bytes", b::Unit::bytes()) == "bpfql_q_read_bytes");
+  CHECK(b::with_unit_suffix("bpfql_q_calls", {}) == "bpfql_q_calls");
   CHECK(b::prometheus_unit_scale({b::Unit::Dim::Time, 1e6, false}) == doctest::Approx(1e-3));
   auto scaled = b::prometheus_scaled(uint64_t{1'500'000'000}, b::prometheus_unit_scale(b::Unit::nanoseconds()));
   CHECK(std::get<double>(scaled) == doctest::Approx(1.5));
@@ -189,5 +193,35 @@ TEST_CASE("name functions: every value becomes text") {
   CHECK(b::symbolic_text(9, {{1, "TCP_ESTABLISHED"}}, false) == "9");
   CHECK(b::symbolic_text(3, {{1, "S"}, {2, "D"}}, true) == "S|D");
   CHECK(b::symbolic_text(5, {{1, "S"}, {2, "D"}}, true) == "S|0x4");
-  CHECK(b::cgroup_path_text(1).rfind("cgroup:", 0) == 0);  // inode 1 is never a cgroup
+  CHECK(b::cgroup_path_text(1) == "/");  // the cgroup v2 root is inode (id) 1
+  CHECK(b::cgroup_path_text(uint64_t{1} << 60).rfind("cgroup:", 0) == 0);  // no such cgroup
+}
+
+TEST_CASE("Prometheus: a time aggregate is exported in seconds under a _seconds name") {
+  b::Plan plan;
+  b::PlanQuery q;
+  q.name = "lat";
+  q.columns = {"comm", "busy", "h"};
+  q.keys = {b::PlanField{"comm", b::ValueKind::String, 0, 16}};
+  b::PlanAggregate busy;
+  busy.name = "busy";
+  busy.kind = b::AggKind::Sum;
+  busy.unit = b::Unit::nanoseconds();
+  b::PlanAggregate h;
+  h.name = "h";
+  h.kind = b::AggKind::Hist;
+  h.unit = b::Unit::nanoseconds();
+  q.aggregates = {busy, h};
+  plan.queries.push_back(q);
+  b::PrometheusRenderer renderer(plan);
+  b::IntervalResult r;
+  r.query = &plan.queries[0];
+  b::Histogram hist;
+  hist.buckets.push_back(b::Bucket{1048576, 2097152, 3});
+  r.rows.push_back({{std::string("dd"), uint64_t{1'500'000'000}, hist}});
+  std::string text = renderer.render_query(r);
+  INFO(text);
+  CHECK(text.find("bpfql_lat_busy_seconds{comm=\"dd\"} 1.5\n") != std::string::npos);
+  CHECK(text.find("bpfql_lat_h_seconds_bucket{comm=\"dd\",le=\"0.00209715") != std::string::npos);
+  CHECK(text.find("# TYPE bpfql_lat_h_seconds histogram") != std::string::npos);
 }
