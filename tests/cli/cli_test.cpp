@@ -206,7 +206,7 @@ TEST_CASE("bpftrace habits get targeted hints: count without (), a tracepoint wi
   REQUIRE(::mkdtemp(dir_template));
   std::string count = std::string(dir_template) + "/count.yml";
   std::string kind = std::string(dir_template) + "/kind.yml";
-  std::ofstream(count) << "probe: tracepoint:syscalls:sys_enter_read\nselect: count\n";
+  std::ofstream(count) << "probe: tracepoint:syscalls:sys_enter_getppid\nselect: count\n";
   std::ofstream(kind) << "probe: syscalls:sys_enter_read\nselect: count()\n";
   Completed a = bpfql({"check", count});
   Completed b = bpfql({"check", kind});

@@ -67,7 +67,7 @@ TEST_CASE("-o out.svg: an interactive flame graph that Chromium renders, with th
   std::string svg = dir.file("cpu.svg");
   TraceRun run = trace({.queries = {query_file("profile-stacks.yml")},
                         .workload = {"spin", "1000", "sleep", "300"},
-                        .format = "table",  // -o FILE.svg picks the picture
+                        .format = "svg",
                         .extra_args = {"-o", svg}});
   std::string text = slurp(svg);
   REQUIRE_MESSAGE(text.rfind("<?xml", 0) == 0, "not an SVG:\n" << text.substr(0, 300));
