@@ -5,7 +5,7 @@
 
 #include <charconv>
 
-#include "compiler/check_expr.h"
+#include "compiler/check/expr.h"
 
 namespace bpfql {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <functional>
 
-#include "compiler/check.h"
-#include "compiler/check_expr.h"
+#include "compiler/check/check.h"
+#include "compiler/check/expr.h"
 
 namespace bpfql {
 

@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "compiler/ast.h"
-#include "compiler/check.h"
+#include "compiler/syntax/ast.h"
+#include "compiler/check/check.h"
 #include "compiler/check/units.h"
 
 namespace bpfql {

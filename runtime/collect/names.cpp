@@ -12,7 +12,7 @@
 #include <optional>
 #include <unordered_map>
 
-#include "runtime/display.h"
+#include "runtime/collect/display.h"
 
 namespace bpfql {
 namespace {

@@ -1,9 +1,9 @@
 // Prometheus text exposition of interval results (see prometheus.h for the mapping).
 #include "runtime/render/prometheus.h"
 
-#include "compiler/histogram_sums.h"
+#include "compiler/check/histogram_sums.h"
+#include "runtime/collect/byte_text.h"
 #include "runtime/render/prometheus_units.h"
-#include "runtime/byte_text.h"
 
 #include <fmt/format.h>
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "compiler/plan.h"
-#include "runtime/result.h"
+#include "runtime/collect/result.h"
 
 namespace bpfql {
 
