@@ -52,6 +52,13 @@ std::expected<Plan, int> plan_for_kernel(const PipelineInput& input) {
 
 // serve exports aggregates; a query that streams one row per event has nothing to export.
 std::optional<Diagnostic> exportable(const CheckedQuery& q) {
+  // Arithmetic on aggregates runs when a table is printed; Prometheus does it in PromQL
+  // (rate(), division of two series), so serve exports the aggregates themselves.
+  if (!q.computed.empty())
+    return Diagnostic{q.loc, fmt::format("query '{}': select item '{}' is computed from aggregates "
+                                         "at print time, which serve does not export; select the "
+                                         "aggregates and compute in PromQL (rate(), /)",
+                                         q.name, q.computed.front().name)};
   if (!q.streaming()) return std::nullopt;
   return Diagnostic{q.stream.front().loc,
                     fmt::format("query '{}' streams one row per event (its select has no "
@@ -87,7 +94,8 @@ std::vector<Diagnostic> foldable(const CheckedProgram& program) {
 }  // namespace
 
 int command_run(PipelineInput input, const RunOptions& options) {
-  if (options.format == OutputFormat::Folded) input.require_of_all = foldable;
+  if (options.format == OutputFormat::Folded || options.format == OutputFormat::Svg)
+    input.require_of_all = foldable;
   auto plan = plan_for_kernel(input);
   if (!plan) return plan.error();
   return run_plan(*plan, options);
@@ -113,8 +121,31 @@ int command_check(const PipelineInput& input) {
     std::cerr << "bpfql: warning: " << catalog.tracefs_problem() << "\n";
   // Every good file's queries are listed even when another file failed.
   ProgramCheck program = check_each_file(input, catalog);
-  for (const auto& query : program.passed.queries) std::cout << check_ok_line(query) << "\n";
-  return program.failed ? 2 : 0;
+  // What `run` would refuse on this machine (kprobes compiled out, no PMU) is refused here too,
+  // with the same message: a query that checks "ok" must be one that can run here.
+  int host_failed = 0;
+  for (const auto& query : program.passed.queries) {
+    Plan probes_only;
+    PlanQuery& pq = probes_only.queries.emplace_back();
+    pq.name = query.name;
+    auto add = [&](const ProbeRef& p) {
+      PlanAttach a;
+      a.kind = p.kind;
+      a.spec = p.spec;
+      a.symbol = p.symbol;
+      pq.attaches.push_back(a);
+    };
+    for (const auto& p : query.probes) add(p);
+    if (query.span)
+      for (const auto& p : query.span->begin) add(p);
+    if (std::string why = unavailable_probes(probes_only, catalog); !why.empty()) {
+      std::cerr << "bpfql: " << why << " (run would refuse it on this machine)\n";
+      host_failed = 1;
+      continue;
+    }
+    std::cout << check_ok_line(query) << "\n";
+  }
+  return program.failed ? 2 : host_failed;
 }
 
 int command_compile(const PipelineInput& input, bool plain) {

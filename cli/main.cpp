@@ -50,6 +50,7 @@ struct Args {
   std::string stop_after;
   std::optional<long long> pid;  // --pid as given: wide enough that -1 and 0 reach our check
   std::string format = "table";
+  std::string time = "wall";  // --time: wall, boot or delta
   std::string output;
   bool verbose = false;
   bool no_cache = false;
@@ -108,6 +109,8 @@ bool to_format(const std::string& name, bpfql::OutputFormat& format) {
       {"json", bpfql::OutputFormat::Json},
       {"csv", bpfql::OutputFormat::Csv},
       {"folded", bpfql::OutputFormat::Folded},
+      {"svg", bpfql::OutputFormat::Svg},
+      {"heatmap", bpfql::OutputFormat::Heatmap},
   };
   auto it = formats.find(name);
   if (it == formats.end()) return false;
@@ -169,9 +172,13 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Compile, attach and print until Ctrl-C or stop_after");
   run->add_option("files", args.files, "Query files or library names (syscalls/top)")->required();
   add_query_options(run, args);
-  run->add_option("-f,--format", args.format, "Output: table, json, csv or folded")
-      ->check(CLI::IsMember({"table", "json", "csv", "folded"}));
-  run->add_option("-o,--output", args.output, "Write the output to FILE");
+  run->add_option("-f,--format", args.format,
+                  "Output: table, json, csv, folded (stacks, whole run), svg (flame graph) or "
+                  "heatmap (hist() over time; with -o FILE.svg, a picture)")
+      ->check(CLI::IsMember({"table", "json", "csv", "folded", "svg", "heatmap"}));
+  run->add_option("-o,--output", args.output, "Write the output to FILE (FILE.svg: a flame graph)");
+  run->add_option("--time", args.time, "Event times in tables: wall (clock), boot (s since boot) or delta")
+      ->check(CLI::IsMember({"wall", "boot", "delta"}));
   run->add_flag("-v,--verbose", args.verbose, "Show libbcc's compiler output and the verifier log");
   run->add_flag("--no-cache", args.no_cache,
                 "Compile the program (bpfql's clang pass; libbcc for USDT) even if the program "
@@ -255,6 +262,18 @@ Exit status: 0 all passed, 2 any query or library rule failed.)");
   list->add_option("pattern", args.list_pattern, "A glob or substring; for probes, the binary");
   list->add_flag("-v,--verbose", args.verbose, "With tracepoints: show every tracepoint's fields");
 
+  // Each subcommand's --help is its own: a line or two of examples, not the top-level block.
+  run->footer(R"(Examples:
+  bpfql run q.yml --interval 1s -f json     JSON every second
+  bpfql run process/cpu-profile -o cpu.svg  a flame graph of the whole run
+  bpfql run q.yml --pid 1234                one process; ends when it exits)");
+  check->footer("Example: bpfql check q.yml   (exit 0: runs here; 2: query error; 1: this machine cannot run it)");
+  compile->footer("Example: bpfql compile q.yml --plain");
+  list->footer(R"(Examples:
+  bpfql list queries
+  bpfql list tracepoints 'syscalls:*open*'
+  bpfql list probes /usr/bin/python3)");
+
   std::vector<std::string> words = with_default_command(app, *run, argc, argv);
   std::reverse(words.begin(), words.end());
   try {
@@ -281,6 +300,16 @@ Exit status: 0 all passed, 2 any query or library rule failed.)");
       options.drop_privileges = true;
       options.use_cache = !args.no_cache;
       if (!to_format(args.format, options.format)) return 2;
+      // -o out.svg asks for the picture, unless -f says otherwise.
+      if (run->count("--format") == 0 && args.output.size() > 4 &&
+          args.output.compare(args.output.size() - 4, 4, ".svg") == 0)
+        options.format = bpfql::OutputFormat::Svg;
+      if (options.format == bpfql::OutputFormat::Heatmap && args.output.size() > 4 &&
+          args.output.compare(args.output.size() - 4, 4, ".svg") == 0)
+        options.format = bpfql::OutputFormat::HeatmapSvg;
+      options.time = args.time == "boot"    ? bpfql::TimeShown::Boot
+                     : args.time == "delta" ? bpfql::TimeShown::Delta
+                                            : bpfql::TimeShown::Wall;
       return bpfql::command_run(input, options);
     }
     if (serve->parsed()) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compiler/buckets.h"
+#include "compiler/check/units.h"
 #include "compiler/diagnostics.h"
 
 namespace bpfql {
@@ -19,7 +20,13 @@ enum class ProbeKind {
 
 // Applied in user space when a value is printed. Ipv4 and Ipv6 are for byte arrays the
 // tracepoint's print fmt shows as addresses (%pI4, %pI6); other byte arrays print as hex.
-enum class Display { None, Syscall, User, Errno, Ksym, Usym, Probe, Ipv4, Ipv6 };
+// The rest are name functions (runtime/names.h): signal(), tcp_state(), open_flags(),
+// task_state(), ip() of an integer address, cgroup_path(), disk(), softirq(), and symbolic()
+// with the tracepoint's own print fmt table (PlanField::symbols).
+enum class Display {
+  None, Syscall, User, Errno, Ksym, Usym, Probe, Ipv4, Ipv6,
+  Signal, TcpState, OpenFlags, TaskState, IpInt, CgroupPath, Disk, Softirq, Symbolic,
+};
 
 enum class AggKind { Count, Sum, Avg, Min, Max, Stats, Hist, Lhist, Percentile };
 
@@ -76,6 +83,11 @@ struct PlanField {
                       // in the query's stack map) or 8 per address (a streamed event's own);
                       // bytes: the array's length
   Display display = Display::None;
+  Unit unit;  // what the number measures (units.h); renderers show it
+  // Display::Symbolic: the value → name table from the tracepoint's print fmt
+  // (__print_symbolic), or flag bits → names (__print_flags, joined by "|").
+  std::vector<std::pair<uint64_t, std::string>> symbols;
+  bool symbol_flags = false;
 };
 
 struct PlanAggregate {
@@ -97,6 +109,24 @@ struct PlanAggregate {
   int64_t lhist_max = 0;
   int64_t lhist_step = 1;
   std::vector<double> percentiles;  // Percentile: e.g. {50, 99}
+  Unit unit;  // of the aggregated value (count(): none)
+  // The aggregated expression as written: a percentile is clamped to the min()/max() of the same
+  // expression when the query has them.
+  std::string arg_text;
+};
+
+// A select item computed in user space at print time from aggregates (`sum(duration) / 1000`,
+// `count() / $interval`, `rate(count())`): a little stack program over doubles.
+struct ComputedOp {
+  enum class Kind { Aggregate, Constant, Interval, Add, Sub, Mul, Div, Neg };
+  Kind kind = Kind::Constant;
+  double value = 0;    // Constant
+  int aggregate = -1;  // Aggregate: index into PlanQuery::aggregates
+};
+struct PlanComputed {
+  std::string name;  // the output column name
+  std::vector<ComputedOp> program;
+  Unit unit;
 };
 
 inline int histogram_slots(const PlanAggregate& a) {
@@ -118,7 +148,8 @@ struct PlanQuery {
   std::string value_map;        // per-CPU hash (keys) or per-CPU array of 1 (no keys); "" when
                                 // every aggregate is a histogram
   uint32_t value_size = 0;
-  std::vector<PlanAggregate> aggregates;
+  std::vector<PlanAggregate> aggregates;  // also those only a computed column uses
+  std::vector<PlanComputed> computed;
 
   // Keys dropped because a map was full (and span begins dropped): per-CPU array of 1 u64.
   std::string dropped_map;

@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <unordered_map>
@@ -24,6 +25,7 @@
 #include "runtime/load/resource_limits.h"
 #include "runtime/privileges.h"
 #include "runtime/kernel/process_watch.h"
+#include "runtime/render/csv.h"
 #include "runtime/schedule.h"
 #include "runtime/collect/export_rows.h"
 #include "runtime/signals.h"
@@ -178,9 +180,17 @@ void Run::print(Schedule::Entry& e, SteadyClock::time_point now, bool regular) {
   r.interval_s = schedule_.covered_seconds(e, now, regular);
   QuerySnapshot snapshot = maps_.read(*e.query, /*last=*/stopping_);
   r.dropped = snapshot.dropped;
+  // A flame graph takes every stack: `limit` is for people reading a table.
+  const bool whole = options_.format == OutputFormat::Folded || options_.format == OutputFormat::Svg;
+  PlanQuery unlimited;
+  if (whole) {
+    unlimited = *e.query;
+    unlimited.limit = 0;
+  }
+  const PlanQuery& shape = whole ? unlimited : *e.query;
   r.rows = options_.export_rows ? build_export_rows(*e.query, snapshot, hooks_[e.query])
-                                : build_rows(*e.query, snapshot, hooks_[e.query]);
-  sort_and_limit(*e.query, r.rows);
+                                : build_rows(shape, snapshot, hooks_[e.query], r.interval_s);
+  sort_and_limit(shape, r.rows);
   output_.interval(r);
   flush_output();
   if (!stopping_) stacks_.release(*e.query, snapshot);
@@ -269,6 +279,9 @@ bool Run::loop(SignalFd& signals) {
       } else if (traced_.watches(fd)) {
         epoll_ctl(ep, EPOLL_CTL_DEL, fd, nullptr);  // a pidfd stays readable once it exited
         say(traced_.take_exit(fd));
+        // Every traced process is gone: nothing can fire again; final print, exit 0 (as
+        // bpftrace -p does).
+        if (traced_.fds().empty()) stop = true;
       } else {
         delivered += streams_.read_ready(fd);
       }
@@ -293,6 +306,10 @@ void Run::finish() {
       end_window(e, now);  // events may have come since a tick just now
     else if (!schedule_.just_printed(e, now))
       print(e, now, /*regular=*/false);
+  }
+  if (output_ok()) {
+    output_.finished();
+    flush_output();
   }
   report_lost(true);
   // A streaming query has no interval print to carry its dropped count (span begins that did
@@ -339,7 +356,18 @@ int run_plan(const Plan& plan, const RunOptions& options) {
     return 1;
   }
   std::ofstream file;
-  if (!options.output_path.empty() && !open_output(options.output_path, file)) {
+  // -f csv -o DIR/: one file per query (render/csv.h).
+  std::error_code ec;
+  const bool csv_directory = options.format == OutputFormat::Csv && !options.output_path.empty() &&
+                             (options.output_path.back() == '/' ||
+                              std::filesystem::is_directory(options.output_path, ec));
+  if (csv_directory) {
+    std::filesystem::create_directories(options.output_path, ec);
+    if (ec) {
+      say(fmt::format("cannot create {}: {}", options.output_path, ec.message()));
+      return 1;
+    }
+  } else if (!options.output_path.empty() && !open_output(options.output_path, file)) {
     if (errno == EINTR) {
       say(fmt::format("interrupted while waiting for a reader of {}", options.output_path));
       return kInterruptedStatus;
@@ -347,9 +375,11 @@ int run_plan(const Plan& plan, const RunOptions& options) {
     say(fmt::format("cannot write {}: {}", options.output_path, std::strerror(errno)));
     return 1;
   }
-  std::ostream& os = options.output_path.empty() ? std::cout : file;
+  std::ostream& os = options.output_path.empty() || csv_directory ? std::cout : file;
   std::unique_ptr<Output> made;
-  if (!options.output) made = make_output(options.format, os);
+  if (!options.output)
+    made = csv_directory ? make_csv_directory_output(options.output_path, std::cerr)
+                         : make_output(options.format, os, options.time);
   Output& output = options.output ? *options.output : *made;
 
   LoadResult loaded = load_program(plan, options.verbose, options.use_cache);

@@ -11,6 +11,7 @@ namespace bpfql {
 
 struct RunOptions {
   OutputFormat format = OutputFormat::Table;
+  TimeShown time = TimeShown::Wall;  // --time: how tables show a streamed event's time
   std::string output_path;  // "" = stdout
   bool verbose = false;     // -v: verifier log and libbcc's compiler messages
   // After attach: no_new_privs and only the capabilities reading needs (runtime/privileges.h).

@@ -16,6 +16,8 @@ packages=(
   linux-headers-amd64 systemtap-sdt-dev bpftool libbpf-dev python3 bpftrace
   # kernel snapshots (bpfql kernel export / check --kernel) are zlib-compressed
   zlib1g-dev
+  # the integration tests load bpfql's flame graph SVGs in headless Chromium
+  chromium
   # bpfql-compile-plain: clang's and LLVM's C++ API, linked statically (libclang-cpp14-dev for
   # the unit tests, which link the shared libraries libbcc uses; libpolly-14-dev: LLVM 14's
   # static pass registry names Polly)

@@ -2,7 +2,9 @@
 // implements it from tracefs and ELF files, unit tests implement it from fixtures.
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +36,10 @@ struct TracepointField {
   FieldKind kind = FieldKind::Other;
   int array_len = 0;                         // CharArray, ByteArray: N
   ByteFormat byte_format = ByteFormat::Hex;  // ByteArray
+  // Integer: the names the print fmt gives its values (__print_symbolic) or bits
+  // (__print_flags, symbol_flags), for symbolic(args.F); empty when it gives none.
+  std::vector<std::pair<uint64_t, std::string>> symbols;
+  bool symbol_flags = false;
   // Integer: the declared type's own width and signedness where it is narrower than the slot.
   // Syscall records keep each argument in an 8-byte slot marked signed:0, so "int dfd" holds a
   // 32-bit int in its low bytes (AT_FDCWD is -100, not 4294967196). 0: the slot's own.

@@ -176,17 +176,23 @@ std::vector<const Expr*> all_expressions(const CheckedQuery& q) {
 // ppid reads task_struct, whose layout only the running kernel's BTF knows.
 Result<void> find_task_offsets(const KernelCatalog& catalog, CheckedQuery& q) {
   const Expr* ppid = nullptr;
+  bool pcomm = false;
   for (const Expr* root : all_expressions(q))
     for_each_node(*root, [&](const Expr& e) {
-      if (auto* b = e.as<BuiltinRef>(); b && b->which == Builtin::Ppid && !ppid) ppid = &e;
+      auto* b = e.as<BuiltinRef>();
+      if (b && (b->which == Builtin::Ppid || b->which == Builtin::Pcomm) && !ppid) ppid = &e;
+      if (b && b->which == Builtin::Pcomm) pcomm = true;
     });
   if (!ppid) return {};
   auto parent = catalog.kernel_member_offset("task_struct", "real_parent");
   auto tgid = catalog.kernel_member_offset("task_struct", "tgid");
-  if (!parent || !tgid)
-    return error_at(ppid->loc, "'ppid' needs the kernel's BTF (/sys/kernel/btf/vmlinux) to find "
-                               "task_struct.real_parent, and this kernel does not provide it");
-  q.task_offsets = TaskOffsets{*parent, *tgid};
+  auto comm = catalog.kernel_member_offset("task_struct", "comm");
+  if (!parent || !tgid || (pcomm && !comm))
+    return error_at(ppid->loc, fmt::format("'{}' needs the kernel's BTF (/sys/kernel/btf/vmlinux) "
+                                           "to find task_struct.real_parent, and this kernel does "
+                                           "not provide it",
+                                           ppid->text));
+  q.task_offsets = TaskOffsets{*parent, *tgid, comm.value_or(-1)};
   return {};
 }
 

@@ -40,6 +40,9 @@ struct KeyItem {
   ExprPtr expr;  // typed; display functions already stripped
   Display display = Display::None;
   SourceLoc loc;
+  Unit unit;
+  std::vector<std::pair<uint64_t, std::string>> symbols;  // Display::Symbolic
+  bool symbol_flags = false;
 };
 
 struct AggregateItem {
@@ -51,6 +54,7 @@ struct AggregateItem {
   int64_t lhist_step = 1;
   std::vector<double> percentiles;
   SourceLoc loc;
+  Unit unit;
 };
 
 // A plain select item of a streaming query (no aggregates): one value per event.
@@ -59,6 +63,9 @@ struct StreamItem {
   ExprPtr expr;
   Display display = Display::None;
   SourceLoc loc;
+  Unit unit;
+  std::vector<std::pair<uint64_t, std::string>> symbols;  // Display::Symbolic
+  bool symbol_flags = false;
 };
 
 struct CheckedSpan {
@@ -71,6 +78,7 @@ struct CheckedSpan {
 struct TaskOffsets {
   int real_parent = 0;  // task_struct.real_parent (a pointer)
   int tgid = 0;         // task_struct.tgid
+  int comm = 0;         // task_struct.comm (char[16]), for pcomm
 };
 
 struct CheckedQuery {
@@ -81,7 +89,8 @@ struct CheckedQuery {
   std::optional<CheckedSpan> span;
   std::vector<ExprPtr> filters;       // ANDed conjuncts (top-level && split apart), typed
   std::vector<KeyItem> keys;          // group_by order
-  std::vector<AggregateItem> aggregates;  // select order
+  std::vector<AggregateItem> aggregates;  // select order (then those only computed items use)
+  std::vector<PlanComputed> computed;     // select items over aggregates, computed at print
   std::vector<StreamItem> stream;     // non-empty exactly when the query streams
   std::vector<std::string> columns;   // output order: select order, unselected keys first
   std::optional<uint64_t> interval_ns;
@@ -93,7 +102,7 @@ struct CheckedQuery {
   uint32_t max_entries = 10240;
   uint32_t strlen = 64;
   int pid = -1;                       // --pid or `pid:`; -1 = any
-  std::optional<TaskOffsets> task_offsets;  // set when an expression uses ppid
+  std::optional<TaskOffsets> task_offsets;  // set when an expression uses ppid or pcomm
   // What the checker decided that is no error but may surprise: the fields `select: "*"` left
   // out, and why. `bpfql check -v` prints them.
   std::vector<Diagnostic> notes;

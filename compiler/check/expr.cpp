@@ -14,7 +14,11 @@ namespace {
 
 const std::vector<std::string> kAggregateFunctions = {"count", "sum",  "avg",   "min",       "max",
                                                       "stats", "hist", "lhist", "percentile"};
-const std::vector<std::string> kDisplayFunctions = {"syscall", "user", "errno", "ksym", "usym"};
+const std::vector<std::string> kDisplayFunctions = {
+    "syscall", "user", "errno", "ksym", "usym",
+    // name functions and unit declarations (check_select.cpp, compiler/check/units.h)
+    "signal", "tcp_state", "open_flags", "task_state", "ip", "cgroup_path", "disk", "softirq",
+    "symbolic", "nsecs", "usecs", "msecs", "secs", "bytes", "rate"};
 const std::vector<std::string> kValueFunctions = {"str", "startswith", "contains"};
 
 struct BuiltinName {
@@ -24,6 +28,7 @@ struct BuiltinName {
 constexpr BuiltinName kBuiltins[] = {
     {"pid", Builtin::Pid},       {"tid", Builtin::Tid},       {"ppid", Builtin::Ppid},
     {"uid", Builtin::Uid},       {"gid", Builtin::Gid},       {"comm", Builtin::Comm},
+    {"pcomm", Builtin::Pcomm},
     {"cpu", Builtin::Cpu},       {"ts", Builtin::Ts},         {"cgroup", Builtin::Cgroup},
     {"probe", Builtin::Probe},   {"retval", Builtin::Retval}, {"duration", Builtin::Duration},
     {"kstack", Builtin::Kstack}, {"ustack", Builtin::Ustack},
@@ -140,6 +145,12 @@ class ExprChecker {
       e.node = FieldRef{name};
       return check(e, depth + 1);
     }
+    // bpftrace habit: `count` for `count()`.
+    if (is_aggregate_function(name) || is_display_function(name))
+      return error_at(e.loc, fmt::format("unknown name '{0}'{1}; '{0}' is a function: write "
+                                         "'{0}()'{2}",
+                                         name, probe_phrase(),
+                                         name == "count" ? "" : " with its argument"));
     return error_at(e.loc, fmt::format("unknown name '{}'{}", name, probe_phrase()) +
                                did_you_mean(name, names_in_scope(scope_)));
   }
@@ -250,6 +261,7 @@ class ExprChecker {
       case Builtin::Ts:
       case Builtin::Cgroup: e.type = Type::integer(64, false); break;
       case Builtin::Comm: e.type = Type::string(StringSource::Comm, 16); break;
+      case Builtin::Pcomm: e.type = Type::string(StringSource::KernelPtr, 16); break;
       case Builtin::Kstack:
       case Builtin::Ustack:
         if (scope_.role != ExprRole::Key && scope_.role != ExprRole::Value)

@@ -380,9 +380,15 @@ Result<std::vector<ProbeRef>> resolve_probe(const Located& spec, const KernelCat
   auto parts = split(spec.text, ':');
   auto kind = kind_names().find(parts[0]);
   // A known kind alone ('tracepoint', 'uprobe') is incomplete: its resolver shows the shape.
-  if (kind == kind_names().end())
+  if (kind == kind_names().end()) {
+    // bpftrace habit: `syscalls:sys_enter_read` without the probe type.
+    if (parts.size() == 2 && catalog.tracepoint(parts[0], parts[1]))
+      return error_at(spec.loc, fmt::format("unknown probe type '{}'; for the tracepoint, write "
+                                            "'tracepoint:{}'",
+                                            parts[0], spec.text));
     return error_at(spec.loc, fmt::format("unknown probe type '{}'", parts[0]) +
                                   did_you_mean(parts[0], long_kind_names()));
+  }
   switch (kind->second) {
     case ProbeKind::Tracepoint: return resolve_tracepoint(spec, parts, catalog);
     case ProbeKind::Kprobe:

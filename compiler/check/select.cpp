@@ -6,7 +6,11 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "compiler/check/computed_select.h"
+#include "compiler/check/expr_units.h"
+#include "compiler/check/units.h"
 #include "compiler/syntax/parser.h"
 
 namespace bpfql {
@@ -17,8 +21,13 @@ struct DisplayName {
   Display display;
 };
 constexpr DisplayName kDisplays[] = {
-    {"syscall", Display::Syscall}, {"user", Display::User}, {"errno", Display::Errno},
-    {"ksym", Display::Ksym},       {"usym", Display::Usym},
+    {"syscall", Display::Syscall},     {"user", Display::User},
+    {"errno", Display::Errno},         {"ksym", Display::Ksym},
+    {"usym", Display::Usym},           {"signal", Display::Signal},
+    {"tcp_state", Display::TcpState},  {"open_flags", Display::OpenFlags},
+    {"task_state", Display::TaskState}, {"ip", Display::IpInt},
+    {"cgroup_path", Display::CgroupPath}, {"disk", Display::Disk},
+    {"softirq", Display::Softirq},     {"symbolic", Display::Symbolic},
 };
 
 struct AggregateName {
@@ -38,7 +47,40 @@ struct PlainValue {
   Display display = Display::None;
   SourceLoc loc;
   bool aliased = false;  // named with `as`
+  Unit unit;
+  std::vector<std::pair<uint64_t, std::string>> symbols;  // Display::Symbolic
+  bool symbol_flags = false;
 };
+
+// symbolic(args.F): the name table the print fmt gives F, the same in every probe of the query.
+Result<void> resolve_symbols(const Expr& e, const std::vector<ProbeRef>& probes, PlainValue& value) {
+  const auto* ref = e.as<FieldRef>();
+  const TracepointField* first = nullptr;
+  for (const auto& probe : probes) {
+    const TracepointField* field = ref && probe.format ? probe.format->field(ref->name) : nullptr;
+    if (!field || field->symbols.empty() || (first && (field->symbols != first->symbols ||
+                                                       field->symbol_flags != first->symbol_flags))) {
+      first = nullptr;
+      break;
+    }
+    if (!first) first = field;
+  }
+  if (first) {
+    value.symbols = first->symbols;
+    value.symbol_flags = first->symbol_flags;
+    return {};
+  }
+  std::vector<std::string> named;
+  if (!probes.empty() && probes[0].format)
+    for (const auto& f : probes[0].format->fields)
+      if (!f.symbols.empty()) named.push_back("args." + f.name);
+  std::string which = named.empty() ? std::string("this probe's print fmt names no field")
+                                    : fmt::format("fields it names here: {}", fmt::join(named, ", "));
+  return error_at(e.loc, fmt::format("symbolic() shows the names a tracepoint's print fmt gives a "
+                                     "field (__print_symbolic, __print_flags); '{}' has none "
+                                     "({})",
+                                     e.text, which));
+}
 
 // A byte array prints as the tracepoint itself prints it: an IP address where its print fmt
 // says %pI4 or %pI6 (in every probe of the query), else as hex.
@@ -68,6 +110,14 @@ Result<PlainValue> check_plain(SelectItem item, ExprScope scope) {
   value.aliased = item.alias.has_value();
   value.loc = item.expr->loc;
   ExprPtr expr = std::move(item.expr);
+  std::optional<Unit> declared;
+  if (auto* call = expr->as<Call>(); call && is_unit_function(call->name)) {
+    if (call->args.size() != 1)
+      return error_at(expr->loc, fmt::format("{}() takes one argument: the value, in that unit",
+                                             call->name));
+    declared = declared_unit(call->name);
+    expr = std::move(call->args[0]);
+  }
   if (auto* call = expr->as<Call>()) {
     for (const auto& d : kDisplays) {
       if (call->name != d.name) continue;
@@ -86,6 +136,15 @@ Result<PlainValue> check_plain(SelectItem item, ExprScope scope) {
   if (type.kind == TypeKind::Unknown)
     return error_at(expr->loc, fmt::format("'{}' has no value", expr->text));
   if (type.is_bytes()) value.display = byte_display(*expr, *scope.probes);
+  if (declared && !type.is_integer())
+    return error_at(expr->loc, fmt::format("'{}' needs an integer, but '{}' is a {}", value.name,
+                                           expr->text, type.describe()));
+  if (value.display == Display::Symbolic)
+    if (auto r = resolve_symbols(*expr, *scope.probes, value); !r) return std::unexpected(r.error());
+  if (declared)
+    value.unit = *declared;
+  else if (value.display == Display::None && type.is_integer())
+    value.unit = expr_unit(*expr, *scope.probes);
   if (auto* builtin = expr->as<BuiltinRef>(); builtin && builtin->which == Builtin::Probe &&
                                               value.display == Display::None)
     value.display = Display::Probe;
@@ -192,8 +251,23 @@ Result<AggregateItem> check_aggregate(SelectItem item, AggKind kind, ExprScope s
   } else if (call.args.size() != 1) {
     return error_at(call.args[1]->loc, fmt::format("{}() takes one argument", call.name));
   }
+  agg.unit = expr_unit(*call.args[0], *scope.probes);
   agg.arg = std::move(call.args[0]);
   return agg;
+}
+
+// `usecs(avg(x))`, `bytes(sum(y))`: a unit function around an aggregate declares the unit of
+// what it aggregates; the column keeps the text as written.
+std::optional<Unit> peel_unit_around_aggregate(SelectItem& item) {
+  auto* call = item.expr->as<Call>();
+  if (!call || !is_unit_function(call->name) || call->args.size() != 1) return std::nullopt;
+  auto* inner = call->args[0]->as<Call>();
+  if (!inner || !is_aggregate_function(inner->name)) return std::nullopt;
+  std::optional<Unit> unit = declared_unit(call->name);
+  if (!item.alias) item.alias = item.expr->text;
+  ExprPtr arg = std::move(call->args[0]);
+  item.expr = std::move(arg);
+  return unit;
 }
 
 std::optional<AggKind> aggregate_kind(const Expr& e) {
@@ -254,7 +328,8 @@ Result<void> expand_star(const Located& star, const ExprScope& scope, CheckedQue
     }
     Display display = expr->type.is_bytes() ? byte_display(*expr, probes) : Display::None;
     out.columns.push_back(expr->text);
-    out.stream.push_back(StreamItem{expr->text, std::move(expr), display, star.loc});
+    Unit unit = expr->type.is_integer() ? expr_unit(*expr, probes) : Unit{};
+    out.stream.push_back(StreamItem{expr->text, std::move(expr), display, star.loc, unit});
   }
   return {};
 }
@@ -295,7 +370,8 @@ Result<void> check_select(const QuerySpec& spec, const ExprScope& scope, Checked
     auto key = check_plain(std::move(*item), key_scope);
     if (!key) return std::unexpected(key.error());
     if (key->expr->type.is_bool()) key->expr->type = Type::boolean();
-    out.keys.push_back(KeyItem{key->name, std::move(key->expr), key->display, key->loc});
+    out.keys.push_back(KeyItem{key->name, std::move(key->expr), key->display, key->loc,
+                               key->unit, key->symbols, key->symbol_flags});
   }
 
   if (spec.select.size() == 1 && spec.select[0].text == "*") {
@@ -307,7 +383,19 @@ Result<void> check_select(const QuerySpec& spec, const ExprScope& scope, Checked
   std::vector<PlainValue> plain;
   struct Slot {  // one select item, in select order
     bool aggregate;
-    size_t index;  // into out.aggregates or plain
+    size_t index;  // into out.aggregates, plain or (computed) out.computed
+    bool computed = false;
+  };
+  // An aggregate a computed item uses: the one of that name already selected, else a new one.
+  AddAggregate add_aggregate = [&](Expr& call) -> Result<int> {
+    for (size_t i = 0; i < out.aggregates.size(); ++i)
+      if (out.aggregates[i].name == call.text) return static_cast<int>(i);
+    SelectItem inner{clone_expr(call), std::nullopt, {}};
+    auto kind = aggregate_kind(*inner.expr);
+    auto agg = check_aggregate(std::move(inner), *kind, scope);
+    if (!agg) return std::unexpected(agg.error());
+    out.aggregates.push_back(std::move(*agg));
+    return static_cast<int>(out.aggregates.size() - 1);
   };
   std::vector<Slot> slots;
   for (const auto& text : spec.select) {
@@ -322,12 +410,28 @@ Result<void> check_select(const QuerySpec& spec, const ExprScope& scope, Checked
     if (aliased_key != out.keys.end()) {
       slots.push_back({false, plain.size()});
       plain.push_back(PlainValue{item->name(), clone_expr(*aliased_key->expr), aliased_key->display,
-                                 item->expr->loc, item->alias.has_value()});
+                                 item->expr->loc, item->alias.has_value(), aliased_key->unit,
+                                 aliased_key->symbols, aliased_key->symbol_flags});
       continue;
     }
-    if (auto kind = aggregate_kind(*item->expr)) {
+    std::optional<Unit> declared = peel_unit_around_aggregate(*item);
+    if (!declared && is_computed_item(*item->expr)) {
+      PlanComputed computed;
+      computed.name = item->name();
+      if (auto r = compile_computed(*item->expr, scope, out, add_aggregate, computed); !r)
+        return r;
+      slots.push_back({false, out.computed.size(), true});
+      out.computed.push_back(std::move(computed));
+    } else if (auto kind = aggregate_kind(*item->expr)) {
       auto agg = check_aggregate(std::move(*item), *kind, scope);
       if (!agg) return std::unexpected(agg.error());
+      if (declared) agg->unit = *declared;
+      auto same = std::find_if(out.aggregates.begin(), out.aggregates.end(),
+                               [&](const AggregateItem& a) { return a.name == agg->name; });
+      if (same != out.aggregates.end() && !declared) {  // a computed item added it already
+        slots.push_back({true, static_cast<size_t>(same - out.aggregates.begin())});
+        continue;
+      }
       slots.push_back({true, out.aggregates.size()});
       out.aggregates.push_back(std::move(*agg));
     } else {
@@ -345,8 +449,14 @@ Result<void> check_select(const QuerySpec& spec, const ExprScope& scope, Checked
       return error_at(spec.group_by[0].loc,
                       "group_by needs an aggregate in select (for example count())");
     for (auto& value : plain) {
+      // Every event carries its time: a plain `ts` would print it twice.
+      auto* b = value.expr->as<BuiltinRef>();
+      if (b && b->which == Builtin::Ts && !value.aliased && value.display == Display::None &&
+          plain.size() > 1)
+        continue;
       out.columns.push_back(value.name);
-      out.stream.push_back(StreamItem{value.name, std::move(value.expr), value.display, value.loc});
+      out.stream.push_back(StreamItem{value.name, std::move(value.expr), value.display, value.loc,
+                                      value.unit, value.symbols, value.symbol_flags});
     }
   } else {
     // As in SQL: a plain value next to aggregates must be one of the group_by keys.
@@ -355,6 +465,10 @@ Result<void> check_select(const QuerySpec& spec, const ExprScope& scope, Checked
     for (const auto& slot : slots) {
       if (slot.aggregate) {
         select_columns.push_back(out.aggregates[slot.index].name);
+        continue;
+      }
+      if (slot.computed) {
+        select_columns.push_back(out.computed[slot.index].name);
         continue;
       }
       const PlainValue& value = plain[slot.index];

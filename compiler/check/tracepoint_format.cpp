@@ -9,6 +9,7 @@
 
 #include "compiler/check/catalog.h"
 #include "compiler/check/print_fmt.h"
+#include "compiler/check/print_symbolic.h"
 #include "compiler/text.h"
 
 namespace bpfql {
@@ -227,6 +228,13 @@ void apply_print_fmt(std::string_view print_fmt, TracepointFormat& format) {
       field->byte_format = ByteFormat::Ipv4;
     else if (c.starts_with("pI6") && field->size == 16)
       field->byte_format = ByteFormat::Ipv6;
+  }
+  for (SymbolTable& table : print_symbol_tables(print_fmt)) {
+    auto field = std::find_if(format.fields.begin(), format.fields.end(),
+                              [&](const TracepointField& f) { return f.name == table.field; });
+    if (field == format.fields.end() || field->kind != FieldKind::Integer) continue;
+    field->symbols = std::move(table.entries);
+    field->symbol_flags = table.flags;
   }
 }
 

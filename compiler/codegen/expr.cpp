@@ -152,6 +152,7 @@ Result<CValue> FunctionGen::builtin(const Expr& e, const BuiltinRef& b) {
     case Builtin::Ppid:
       return emit_ppid(e);
     case Builtin::Comm:
+    case Builtin::Pcomm:
     case Builtin::Kstack:
     case Builtin::Ustack:
       break;
@@ -197,17 +198,8 @@ Result<CValue> FunctionGen::emit_ppid(const Expr& e) {
     return std::unexpected(unsupported(e,
                                        "'ppid' needs the offsets of task_struct.real_parent and "
                                        "tgid, which the checker did not find"));
-  constexpr int kMaxOffset = 1 << 16;  // task_struct is a few kilobytes
-  if (offsets->real_parent < 0 || offsets->real_parent >= kMaxOffset || offsets->tgid < 0 ||
-      offsets->tgid >= kMaxOffset)
-    return std::unexpected(unsupported(e, "implausible task_struct offsets for 'ppid'"));
+  if (auto r = emit_parent_task(e); !r) return std::unexpected(r.error());
   if (once("local:ppid")) {
-    line("u64 task = bpf_get_current_task();");
-    line("u64 parent = 0;");
-    line(
-        fmt::format("bpf_probe_read_kernel(&parent, sizeof(parent), (void *)(task + {}));  "
-                    "/* ->real_parent */",
-                    offsets->real_parent));
     line("u32 ppid = 0;");
     line(
         fmt::format("bpf_probe_read_kernel(&ppid, sizeof(ppid), (void *)(parent + {}));  "
@@ -215,6 +207,28 @@ Result<CValue> FunctionGen::emit_ppid(const Expr& e) {
                     offsets->tgid));
   }
   return CValue{"ppid", Type::integer(32, false)};
+}
+
+// `u64 parent`: current->real_parent, for ppid and pcomm (declared once per function).
+Result<void> FunctionGen::emit_parent_task(const Expr& e) {
+  const auto& offsets = query_.task_offsets;
+  if (!offsets)
+    return std::unexpected(unsupported(e, fmt::format("'{}' needs the offsets of task_struct's "
+                                                      "members, which the checker did not find",
+                                                      e.text)));
+  constexpr int kMaxOffset = 1 << 16;  // task_struct is a few kilobytes
+  if (offsets->real_parent < 0 || offsets->real_parent >= kMaxOffset || offsets->tgid < 0 ||
+      offsets->tgid >= kMaxOffset || offsets->comm >= kMaxOffset)
+    return std::unexpected(unsupported(e, fmt::format("implausible task_struct offsets for '{}'", e.text)));
+  if (once("local:parent")) {
+    line("u64 task = bpf_get_current_task();");
+    line("u64 parent = 0;");
+    line(
+        fmt::format("bpf_probe_read_kernel(&parent, sizeof(parent), (void *)(task + {}));  "
+                    "/* ->real_parent */",
+                    offsets->real_parent));
+  }
+  return {};
 }
 
 Result<CValue> FunctionGen::field(const Expr& e, const FieldRef& f) {

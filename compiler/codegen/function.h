@@ -83,6 +83,7 @@ class FunctionGen {
   Result<CValue> call(const Expr& e, const Call& c);
   Result<CValue> argument(const Expr& e, int index);
   Result<CValue> emit_ppid(const Expr& e);
+  Result<void> emit_parent_task(const Expr& e);
   std::string cached(const std::string& name, const std::string& decl);
   // A u64 the loader writes in at run time (plan.h: PlanConstant); `source` says what gave it.
   CValue runtime_constant(uint64_t value, const std::string& source);

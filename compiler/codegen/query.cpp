@@ -430,7 +430,8 @@ PlanQuery plan_query(const CheckedQuery& q, const QueryLayout& L) {
   for (size_t i = 0; i < q.keys.size() && !L.key.empty(); ++i) {
     const CMember* m = member(L.key, L.key_members[i]);
     p.keys.push_back(PlanField{q.keys[i].name, value_kind(*q.keys[i].expr), m->offset, m->size,
-                               q.keys[i].display});
+                               q.keys[i].display, q.keys[i].unit, q.keys[i].symbols,
+                               q.keys[i].symbol_flags});
   }
   p.key_size = L.key.empty() ? 0 : L.key.size();
   if (!L.val.empty()) {
@@ -453,8 +454,11 @@ PlanQuery plan_query(const CheckedQuery& q, const QueryLayout& L) {
     a.lhist_max = agg.lhist_max;
     a.lhist_step = agg.lhist_step;
     a.percentiles = agg.percentiles;
+    a.unit = agg.unit;
+    if (agg.arg) a.arg_text = agg.arg->text;
     p.aggregates.push_back(std::move(a));
   }
+  p.computed = q.computed;
   p.dropped_map = L.map("dropped");
   if (p.streaming) {
     p.event_buffer = L.map("events");
@@ -463,7 +467,8 @@ PlanQuery plan_query(const CheckedQuery& q, const QueryLayout& L) {
     for (size_t i = 0; i < q.stream.size(); ++i) {
       const CMember* m = member(L.event, L.event_members[i]);
       p.event_fields.push_back(PlanField{q.stream[i].name, value_kind(*q.stream[i].expr), m->offset,
-                                         m->size, q.stream[i].display});
+                                         m->size, q.stream[i].display, q.stream[i].unit,
+                                         q.stream[i].symbols, q.stream[i].symbol_flags});
     }
   }
   if (L.uses_stacks) p.stack_map = L.map("stacks");

@@ -93,6 +93,7 @@ std::string word_diff(const std::string& s, const std::string& bytes) {
 std::string string_canon(const Expr& e) {
   if (is_literal(e)) return "";
   if (auto* b = e.as<BuiltinRef>(); b && b->which == Builtin::Comm) return "comm";
+  if (auto* b = e.as<BuiltinRef>(); b && b->which == Builtin::Pcomm) return "pcomm";
   if (auto* f = e.as<FieldRef>()) return "args." + f->name;
   if (auto* c = e.as<Call>(); c && c->name == "str" && !c->args.empty())
     return fmt::format("str({},{})", int_canon(*c->args[0]), e.type.str_size);
@@ -167,6 +168,15 @@ Result<void> FunctionGen::read_string(const Expr& e, const StringHome& home) {
   const std::string& dest = home.lvalue;
   if (auto* b = e.as<BuiltinRef>(); b && b->which == Builtin::Comm) {
     line(fmt::format("bpf_get_current_comm({0}, sizeof({0}));", dest));
+    return {};
+  }
+  if (auto* b = e.as<BuiltinRef>(); b && b->which == Builtin::Pcomm) {
+    if (auto r = emit_parent_task(e); !r) return r;
+    if (query_.task_offsets->comm < 0)
+      return std::unexpected(unsupported(e, "'pcomm' needs the offset of task_struct.comm"));
+    line(fmt::format("bpf_probe_read_kernel_str({0}, sizeof({0}), (void *)(parent + {1}));  "
+                     "/* ->real_parent->comm */",
+                     dest, query_.task_offsets->comm));
     return {};
   }
   if (auto* f = e.as<FieldRef>()) return read_field_string(e, *f, dest, home.size);

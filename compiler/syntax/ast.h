@@ -32,6 +32,7 @@ enum class Builtin {
   Pid, Tid, Ppid, Uid, Gid, Comm, Cpu, Ts, Cgroup, Probe, Retval, Duration,
   Arg,  // arg0..arg9: the index is in BuiltinRef::arg_index
   Kstack, Ustack,
+  Pcomm,  // the parent process's name (current->real_parent->comm, offsets from BTF)
 };
 
 struct Expr;

@@ -2,7 +2,9 @@
 #include "runtime/collect/collector.h"
 
 #include <algorithm>
+#include <cmath>
 #include <compare>
+#include <optional>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -79,6 +81,7 @@ void add_hist_map(const PlanQuery& q, size_t agg_index, const PerCpuEntries& map
 struct ColumnSource {
   int key = -1;
   int aggregate = -1;
+  int computed = -1;
 };
 
 std::vector<ColumnSource> column_sources(const PlanQuery& q) {
@@ -88,12 +91,86 @@ std::vector<ColumnSource> column_sources(const PlanQuery& q) {
       if (q.keys[i].name == q.columns[c]) out[c].key = static_cast<int>(i);
     for (size_t i = 0; i < q.aggregates.size(); ++i)
       if (q.aggregates[i].name == q.columns[c]) out[c].aggregate = static_cast<int>(i);
+    for (size_t i = 0; i < q.computed.size(); ++i)
+      if (q.computed[i].name == q.columns[c]) out[c].computed = static_cast<int>(i);
   }
   return out;
 }
 
+std::optional<double> cell_number(const Cell& c) {
+  if (const auto* u = std::get_if<uint64_t>(&c)) return static_cast<double>(*u);
+  if (const auto* i = std::get_if<int64_t>(&c)) return static_cast<double>(*i);
+  if (const auto* d = std::get_if<double>(&c)) return *d;
+  return std::nullopt;
+}
+
+// A percentile never lies outside the min() and max() of the same value when the query has them
+// (a bucket's midpoint can pass the largest value seen in that bucket).
+void clamp_percentiles(const PlanQuery& q, std::vector<Cell>& aggs) {
+  for (size_t i = 0; i < q.aggregates.size(); ++i) {
+    auto* p = std::get_if<PercentileValue>(&aggs[i]);
+    if (!p || q.aggregates[i].arg_text.empty()) continue;
+    for (size_t j = 0; j < q.aggregates.size(); ++j) {
+      const PlanAggregate& other = q.aggregates[j];
+      if (other.arg_text != q.aggregates[i].arg_text) continue;
+      auto bound = cell_number(aggs[j]);
+      if (!bound) continue;
+      for (auto& [pct, value] : p->values) {
+        if (other.kind == AggKind::Max) value = std::min(value, *bound);
+        if (other.kind == AggKind::Min) value = std::max(value, *bound);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Cell evaluate_computed(const PlanComputed& computed, std::span<const Cell> aggregates,
+                       double interval_s) {
+  std::vector<double> stack;
+  for (const ComputedOp& op : computed.program) {
+    using K = ComputedOp::Kind;
+    if (op.kind == K::Constant || op.kind == K::Interval || op.kind == K::Aggregate) {
+      double v = op.value;
+      if (op.kind == K::Interval) v = interval_s;
+      if (op.kind == K::Aggregate) {
+        if (op.aggregate < 0 || static_cast<size_t>(op.aggregate) >= aggregates.size())
+          return std::monostate{};
+        auto n = cell_number(aggregates[static_cast<size_t>(op.aggregate)]);
+        if (!n) return std::monostate{};  // min()/max() of a key with no event
+        v = *n;
+      }
+      stack.push_back(v);
+      continue;
+    }
+    if (op.kind == K::Neg) {
+      if (stack.empty()) return std::monostate{};
+      stack.back() = -stack.back();
+      continue;
+    }
+    if (stack.size() < 2) return std::monostate{};
+    double b = stack.back();
+    stack.pop_back();
+    double& a = stack.back();
+    switch (op.kind) {
+      case K::Add: a += b; break;
+      case K::Sub: a -= b; break;
+      case K::Mul: a *= b; break;
+      case K::Div:
+        if (b == 0) return std::monostate{};  // no rate over an empty interval
+        a /= b;
+        break;
+      default: break;
+    }
+  }
+  if (stack.size() != 1 || !std::isfinite(stack.back())) return std::monostate{};
+  return stack.back();
+}
+
+namespace {
+
 ResultRow make_row(const PlanQuery& q, const std::vector<ColumnSource>& sources, const Group& g,
-                   uint32_t stride, uint32_t ncpus, const DecodeHooks& hooks) {
+                   uint32_t stride, uint32_t ncpus, const DecodeHooks& hooks, double interval_s) {
   int pid = record_pid(q.keys, g.key);
   std::vector<Cell> aggs = merge_value_cells(q, g.values, stride, ncpus);
   for (size_t i = 0; i < q.aggregates.size(); ++i) {
@@ -105,13 +182,17 @@ ResultRow make_row(const PlanQuery& q, const std::vector<ColumnSource>& sources,
       aggs[i] = histogram_cell(q.aggregates[i], none);
     }
   }
+  clamp_percentiles(q, aggs);
   ResultRow row;
   row.cells.resize(sources.size());
+  for (size_t c = 0; c < sources.size(); ++c)
+    if (sources[c].computed >= 0)
+      row.cells[c] = evaluate_computed(q.computed[sources[c].computed], aggs, interval_s);
   for (size_t c = 0; c < sources.size(); ++c) {
     if (sources[c].key >= 0)
       row.cells[c] = decode_field(q.keys[sources[c].key], g.key, pid, q.probe_names, hooks);
     else if (sources[c].aggregate >= 0)
-      row.cells[c] = std::move(aggs[sources[c].aggregate]);
+      row.cells[c] = std::move(aggs[sources[c].aggregate]);  // computed items are done
   }
   return row;
 }
@@ -291,7 +372,8 @@ namespace {
 // At 100k keys and `limit: 20` that spares 99,980 rows of cells. The order is first_in_order's,
 // as in sort_and_limit, which then sorts the few rows again to the same order.
 std::vector<ResultRow> top_rows(const PlanQuery& query, const std::vector<ColumnSource>& sources,
-                                const PerCpuEntries& values, const DecodeHooks& hooks) {
+                                const PerCpuEntries& values, const DecodeHooks& hooks,
+                                double interval_s) {
   OrderSpec spec = order_spec(query);
   const size_t width = spec.columns.size();
   const size_t count = values.count();
@@ -316,7 +398,7 @@ std::vector<ResultRow> top_rows(const PlanQuery& query, const std::vector<Column
   rows.reserve(order.size());
   for (size_t i : order) {
     Group g{values.key(i), values.value(i), {}};
-    rows.push_back(make_row(query, sources, g, values.stride, values.ncpus, hooks));
+    rows.push_back(make_row(query, sources, g, values.stride, values.ncpus, hooks, interval_s));
   }
   return rows;
 }
@@ -324,7 +406,7 @@ std::vector<ResultRow> top_rows(const PlanQuery& query, const std::vector<Column
 }  // namespace
 
 std::vector<ResultRow> build_rows(const PlanQuery& query, const QuerySnapshot& snapshot,
-                                  const DecodeHooks& hooks) {
+                                  const DecodeHooks& hooks, double interval_s) {
   bool has_hist_maps = false;
   for (size_t i = 0; i < query.aggregates.size() && i < snapshot.hists.size(); ++i)
     if (is_histogram(query.aggregates[i].kind) && snapshot.hists[i].count() > 0)
@@ -335,13 +417,14 @@ std::vector<ResultRow> build_rows(const PlanQuery& query, const QuerySnapshot& s
   if (!has_hist_maps && !query.keys.empty()) {
     // Value map keys are unique: each entry is a row, with no grouping (and no group list: at
     // 100k keys that list alone is 5 MB of memory touched for the first time).
-    if (query.limit > 0 && snapshot.values.count() > 2 * query.limit)
-      return top_rows(query, sources, snapshot.values, hooks);
+    // (Not with computed columns: ordering may need them, and they need whole rows.)
+    if (query.limit > 0 && snapshot.values.count() > 2 * query.limit && query.computed.empty())
+      return top_rows(query, sources, snapshot.values, hooks, interval_s);
     rows.reserve(snapshot.values.count());
     for (size_t i = 0; i < snapshot.values.count(); ++i) {
       Group g{snapshot.values.key(i), snapshot.values.value(i), {}};
       rows.push_back(
-          make_row(query, sources, g, snapshot.values.stride, snapshot.values.ncpus, hooks));
+          make_row(query, sources, g, snapshot.values.stride, snapshot.values.ncpus, hooks, interval_s));
     }
     return rows;
   }
@@ -355,7 +438,7 @@ std::vector<ResultRow> build_rows(const PlanQuery& query, const QuerySnapshot& s
   rows.reserve(groups.all().size());
   for (const auto& g : groups.all())
     rows.push_back(
-        make_row(query, sources, g, snapshot.values.stride, snapshot.values.ncpus, hooks));
+        make_row(query, sources, g, snapshot.values.stride, snapshot.values.ncpus, hooks, interval_s));
   return rows;
 }
 

@@ -40,8 +40,14 @@ struct QuerySnapshot {
 };
 
 // Rows, one per group key (a keyless query has exactly one), cells in PlanQuery::columns order.
+// `interval_s` is the seconds the print covers: `$interval` and rate() in computed columns.
 std::vector<ResultRow> build_rows(const PlanQuery& query, const QuerySnapshot& snapshot,
-                                  const DecodeHooks& hooks);
+                                  const DecodeHooks& hooks, double interval_s = 0);
+
+// A computed column's value from the row's aggregate cells (PlanQuery::aggregates order), as a
+// double; empty (monostate) when an operand has no value or a division is by zero.
+Cell evaluate_computed(const PlanComputed& computed, std::span<const Cell> aggregates,
+                       double interval_s);
 
 // Orders rows by PlanQuery::order_by (default: the first aggregate), descending unless the
 // query says otherwise; ties by key columns ascending so output is stable. Then applies limit.

@@ -1,6 +1,8 @@
 // Pure decoding of Plan-described bytes into cells (see decode.h).
 #include "runtime/collect/decode.h"
 
+#include "runtime/collect/names.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -115,6 +117,12 @@ int record_pid(std::span<const PlanField> fields, std::span<const uint8_t> recor
 Cell decode_field(const PlanField& field, std::span<const uint8_t> record, int pid,
                   std::span<const std::string> probe_names, const DecodeHooks& hooks) {
   Cell raw = raw_field(field, record, pid, hooks);
+  if (field.display == Display::Symbolic) {  // the table travels with the field
+    if (const auto* u = std::get_if<uint64_t>(&raw)) return symbolic_text(*u, field.symbols, field.symbol_flags);
+    if (const auto* s = std::get_if<int64_t>(&raw))
+      return symbolic_text(static_cast<uint64_t>(*s), field.symbols, field.symbol_flags);
+    return raw;
+  }
   if (field.display == Display::None || !hooks.display) return raw;
   return hooks.display(field.display, raw, pid, probe_names);
 }
@@ -298,7 +306,8 @@ PercentileValue percentiles(std::span<const double> ps, std::span<const uint64_t
     }
     bool negative = slot >= n;
     auto r = buckets::log_linear_range(static_cast<int>(negative ? slot - n : slot));
-    double mid = static_cast<double>(r.low) + static_cast<double>(r.high - r.low - 1) / 2.0;
+    // A whole number inside the bucket (values are integers): no ".5" that no sample had.
+    double mid = static_cast<double>(r.low + (r.high - r.low - 1) / 2);
     out.values.emplace_back(p, negative ? -mid : mid);
   }
   return out;

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/collect/names.h"
 #include "runtime/collect/syscall_names.h"
 
 namespace bpfql {
@@ -153,13 +154,13 @@ std::optional<std::string> lookup_user_name(uint32_t uid) {
   }
 }
 
+// Always text, so that an errno() column is names (and numbers as text) in every output: a
+// JSON consumer never meets an int in one row and a string in the next.
 Cell display_errno(const Cell& raw, uint64_t bits) {
   // Return values are longs; a u64 column holding -4095..-1 is the same error.
-  auto value = static_cast<int64_t>(bits);
-  if (std::holds_alternative<uint64_t>(raw) && bits < static_cast<uint64_t>(-4095)) return raw;
-  if (value >= 0 || value < -std::numeric_limits<int>::max()) return raw;
-  if (auto name = errno_name(static_cast<int>(-value))) return std::string(*name);
-  return raw;
+  if (std::holds_alternative<uint64_t>(raw) && bits < static_cast<uint64_t>(-4095))
+    return std::to_string(bits);
+  return errno_text(static_cast<int64_t>(bits));
 }
 
 Cell display_probe(const Cell& raw, uint64_t index, std::span<const std::string> names) {
@@ -211,6 +212,24 @@ Cell apply_display(Display d, const Cell& raw, int pid_for_usym,
       return user_display(static_cast<uint32_t>(*bits));
     case Display::Errno:
       return display_errno(raw, *bits);
+    case Display::Signal:
+      return signal_text(static_cast<int64_t>(*bits));
+    case Display::TcpState:
+      return tcp_state_text(*bits);
+    case Display::OpenFlags:
+      return open_flags_text(*bits);
+    case Display::TaskState:
+      return task_state_text(*bits);
+    case Display::IpInt:
+      return ipv4_int_text(*bits);
+    case Display::CgroupPath:
+      return cgroup_path_text(*bits);
+    case Display::Disk:
+      return disk_text(*bits);
+    case Display::Softirq:
+      return softirq_text(*bits);
+    case Display::Symbolic:  // decode_field applies the field's own table
+      return raw;
     case Display::Ksym:
       return ksym_name(*bits);
     case Display::Usym:

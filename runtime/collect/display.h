@@ -17,7 +17,8 @@ namespace bpfql {
 // Turns a raw decoded cell into what `d` displays:
 //   Syscall: number → "getpid" (x86_64), unknown → "syscall_N".
 //   User:    uid → user name, unknown → the uid as a string.
-//   Errno:   negative → "ENOENT"; 0, positive or unknown → the value unchanged.
+//   Errno:   negative → "ENOENT"; 0, positive or unknown → the number as text ("3").
+//   Signal, TcpState, OpenFlags, TaskState, IpInt, CgroupPath, Disk, Softirq: names.h.
 //   Ksym:    kernel address → "sym+0xoff" (or "sym"), unknown → "0xADDR".
 //   Usym:    user address in process `pid_for_usym` → "sym+0xoff", unknown → "0xADDR".
 //   Probe:   index i → probe_names[i]; without probe_names (or out of range) unchanged.

@@ -9,7 +9,15 @@
 
 namespace bpfql {
 
-enum class OutputFormat { Table, Json, Csv, Folded };
+// Svg: a flame graph of the stacks; Heatmap: hist() columns over time in the terminal,
+// HeatmapSvg: the same as an SVG picture.
+enum class OutputFormat { Table, Json, Csv, Folded, Svg, Heatmap, HeatmapSvg };
+
+// How a streamed event's time prints (--time): the wall clock ("14:53:11.123456", the default),
+// seconds since boot as the kernel counts them ("8123.456789"), or the time since the query's
+// previous event ("+0.000125"). JSON events always carry both "ts" (ns since boot) and "time"
+// (ISO-8601, UTC, microseconds).
+enum class TimeShown { Wall, Boot, Delta };
 
 class Output {
  public:
@@ -22,9 +30,12 @@ class Output {
   virtual void flush() = 0;
   // Called once every probe is attached (and privileges were dropped), before the first print.
   virtual void started() {}
+  // Called once when the run ends, after the last print (folded and SVG output write then).
+  virtual void finished() {}
 };
 
 // Writes to `out`, which must outlive the Output.
-std::unique_ptr<Output> make_output(OutputFormat format, std::ostream& out);
+std::unique_ptr<Output> make_output(OutputFormat format, std::ostream& out,
+                                    TimeShown time = TimeShown::Wall);
 
 }  // namespace bpfql

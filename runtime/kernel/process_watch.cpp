@@ -25,12 +25,19 @@ ProcessWatch::~ProcessWatch() {
 
 std::string ProcessWatch::open(const Plan& plan) {
   std::map<pid_t, std::vector<std::string>> pids;
+  auto add = [&](pid_t pid, const std::string& query) {
+    auto& names = pids[pid];
+    if (std::find(names.begin(), names.end(), query) == names.end()) names.push_back(query);
+  };
   for (const auto& q : plan.queries)
     for (const auto& a : q.attaches)
-      if (a.pid >= 0) {
-        auto& names = pids[a.pid];
-        if (std::find(names.begin(), names.end(), q.name) == names.end()) names.push_back(q.name);
-      }
+      if (a.pid >= 0) add(a.pid, q.name);
+  // --pid on other probes is a filter in the program, loaded as a run-time constant.
+  for (const auto& c : plan.constants)
+    if (c.source == "--pid" && c.value > 0 && c.value < (uint64_t{1} << 31)) {
+      for (const auto& q : plan.queries) add(static_cast<pid_t>(c.value), q.name);
+      break;
+    }
   for (auto& [pid, queries] : pids) {
     int fd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
     if (fd < 0) {
@@ -53,10 +60,12 @@ std::string ProcessWatch::take_exit(int fd) {
   if (it == by_fd_.end()) return "";
   std::string names;
   for (const auto& q : it->second.queries) names += (names.empty() ? "" : ", ") + q;
-  std::string msg = fmt::format(
-      "process {} exited: the probes of {} {} will not fire again (a restarted process has "
-      "a new pid); still running, Ctrl-C prints the result",
-      it->second.pid, it->second.queries.size() == 1 ? "query" : "queries", names);
+  std::string msg =
+      by_fd_.size() == 1
+          ? fmt::format("process {} exited: printing the result and stopping", it->second.pid)
+          : fmt::format("process {} exited: the probes of {} {} will not fire again; still "
+                        "running for the other processes",
+                        it->second.pid, it->second.queries.size() == 1 ? "query" : "queries", names);
   close(fd);
   by_fd_.erase(it);
   return msg;

@@ -1,7 +1,7 @@
 // The processes a run's uprobes and USDT probes are limited to (--pid, or `pid:` in a query),
 // watched through pidfds: when one exits, its probes can never fire again, and the user should
-// hear it instead of watching an empty table. The run goes on (other probes may still fire, and
-// Ctrl-C prints what was collected); the session polls fds() next to its other fds.
+// hear it instead of watching an empty table. When the last one exits the run ends as on Ctrl-C
+// (final print, exit 0); the session polls fds() next to its other fds.
 #pragma once
 
 #include <sys/types.h>

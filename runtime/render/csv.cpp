@@ -3,10 +3,15 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
 #include <set>
 #include <vector>
 
 #include "runtime/render/format_cell.h"
+#include "runtime/render/units_text.h"
 
 namespace bpfql {
 namespace {
@@ -65,7 +70,7 @@ class CsvOutput final : public Output {
   void interval(const IntervalResult& r) override {
     std::string name = query_name(r.query);
     std::vector<std::string> names = column_names(r);
-    if (headed_.insert(r.query).second) out_ << header("time", names);
+    if (headed_.insert(r.query).second) out_ << header("time", names, r.query);
     std::string time = iso8601_utc(r.time);
     for (const auto& row : r.rows) {
       std::vector<std::string> fields{csv_field(formula_safe(name)), csv_field(time)};
@@ -81,7 +86,7 @@ class CsvOutput final : public Output {
 
   void event(const StreamRow& row) override {
     std::string name = query_name(row.query);
-    if (headed_.insert(row.query).second) out_ << header("ts", field_names(row));
+    if (headed_.insert(row.query).second) out_ << header("ts", field_names(row), row.query);
     std::vector<std::string> fields{csv_field(formula_safe(name)), std::to_string(row.ts)};
     for (const auto& cell : row.cells) fields.push_back(csv_cell(cell));
     out_ << csv_line(std::move(fields));
@@ -97,9 +102,14 @@ class CsvOutput final : public Output {
   }
 
  private:
-  static std::string header(std::string_view second, const std::vector<std::string>& names) {
+  // A column with a unit names it: "sum(duration) (ns)" (numbers stay in that unit).
+  static std::string header(std::string_view second, const std::vector<std::string>& names,
+                            const PlanQuery* query) {
     std::vector<std::string> fields{"query", std::string(second)};
-    for (const auto& n : names) fields.push_back(csv_field(formula_safe(n)));
+    for (const auto& n : names) {
+      std::string unit = unit_name(column_unit(query, n));
+      fields.push_back(csv_field(formula_safe(unit.empty() ? n : n + " (" + unit + ")")));
+    }
     return csv_line(std::move(fields));
   }
 
@@ -108,7 +118,58 @@ class CsvOutput final : public Output {
   std::set<const PlanQuery*> headed_;
 };
 
+// Routes each query's rows to a CsvOutput on its own file, opened at its first row.
+class CsvDirectoryOutput final : public Output {
+ public:
+  CsvDirectoryOutput(std::string dir, std::ostream& notes) : dir_(std::move(dir)), notes_(notes) {}
+
+  void interval(const IntervalResult& r) override {
+    if (Output* o = for_query(r.query)) o->interval(r);
+  }
+  void event(const StreamRow& row) override {
+    if (Output* o = for_query(row.query)) o->event(row);
+  }
+  void events_not_printed(const PlanQuery& query, uint64_t count) override {
+    notes_ << not_printed_note(query, count);
+  }
+  void flush() override {
+    for (auto& [q, f] : files_) f.output->flush();
+    notes_.flush();
+  }
+
+ private:
+  struct File {
+    std::unique_ptr<std::ofstream> stream;
+    std::unique_ptr<Output> output;
+  };
+
+  Output* for_query(const PlanQuery* q) {
+    auto it = files_.find(q);
+    if (it != files_.end()) return it->second.output.get();
+    std::string path = dir_ + "/" + query_name(q) + ".csv";
+    auto stream = std::make_unique<std::ofstream>(path, std::ios::out | std::ios::trunc);
+    if (!*stream) {
+      notes_ << fmt::format("bpfql: cannot write {}: {}\n", path, std::strerror(errno));
+      files_[q] = File{};
+      return nullptr;
+    }
+    File f{std::move(stream), nullptr};
+    f.output = make_csv_output(*f.stream, notes_);
+    Output* out = f.output.get();
+    files_[q] = std::move(f);
+    return out;
+  }
+
+  std::string dir_;
+  std::ostream& notes_;
+  std::map<const PlanQuery*, File> files_;
+};
+
 }  // namespace
+
+std::unique_ptr<Output> make_csv_directory_output(const std::string& dir, std::ostream& notes) {
+  return std::make_unique<CsvDirectoryOutput>(dir, notes);
+}
 
 std::string csv_field(std::string_view text) {
   if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);

@@ -16,6 +16,10 @@ namespace bpfql {
 
 std::unique_ptr<Output> make_csv_output(std::ostream& out, std::ostream& notes);
 
+// `-o DIR/` with -f csv: one file per query, DIR/QUERY.csv, each with its one header line (a
+// file a spreadsheet opens as it is; one stream of several queries has a header per query).
+std::unique_ptr<Output> make_csv_directory_output(const std::string& dir, std::ostream& notes);
+
 // One field, quoted when it holds a comma, quote, CR or LF (quotes doubled).
 std::string csv_field(std::string_view text);
 // A text cell with a leading ' when a spreadsheet would take it for a formula (= + - @, tab, CR

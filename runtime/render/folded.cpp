@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <cctype>
 #include <cmath>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/render/flamegraph_svg.h"
 #include "runtime/render/format_cell.h"
 
 namespace bpfql {
@@ -117,36 +119,51 @@ std::string joined_frames(const std::vector<std::string>& frames) {
   return line;
 }
 
-std::string folded_line(const std::vector<std::string>& frames, uint64_t count) {
-  return fmt::format("{} {}\n", joined_frames(frames), count);
-}
+// Folded lines in first-seen order; adding a line that is there already adds its count.
+struct FoldedLines {
+  std::vector<std::pair<std::string, uint64_t>> lines;
+  std::unordered_map<std::string, size_t> line_of;
+
+  void add(std::string folded, uint64_t count) {
+    auto [at, added] = line_of.try_emplace(folded, lines.size());
+    if (added)
+      lines.emplace_back(std::move(folded), count);
+    else
+      lines[at->second].second += count;
+  }
+  void clear() {
+    lines.clear();
+    line_of.clear();
+  }
+};
 
 class FoldedOutput final : public Output {
  public:
-  FoldedOutput(std::ostream& out, std::ostream& notes) : out_(out), notes_(notes) {}
+  FoldedOutput(std::ostream& out, std::ostream& notes, bool svg)
+      : out_(out), notes_(notes), svg_(svg) {}
 
+  // The whole run is folded: each interval's rows add to what the earlier ones gave (a
+  // cumulative query's maps already hold the whole run: its last print replaces the others),
+  // and the lines are written once, at the end.
   void interval(const IntervalResult& r) override {
     // Rows that fold to the same frames (the same function at other offsets, or the same stack
     // in several processes) make one line, where the first of them was.
     std::vector<std::string> names = column_names(r);
-    std::vector<std::pair<std::string, uint64_t>> lines;
-    std::unordered_map<std::string, size_t> line_of;
+    FoldedLines& lines = run_[r.query];
+    if (r.query != nullptr && r.query->cumulative) lines.clear();
+    bool any = false;
     for (const auto& row : r.rows) {
       std::vector<Role> roles = column_roles(r.query, names, row.cells);
       std::vector<std::string> frames = fold_frames(row.cells, roles);
       std::optional<uint64_t> count = row_count(row.cells, roles);
       if (frames.empty() || !count) continue;
-      std::string folded = joined_frames(frames);
-      auto [at, added] = line_of.try_emplace(folded, lines.size());
-      if (added)
-        lines.emplace_back(std::move(folded), *count);
-      else
-        lines[at->second].second += *count;
+      lines.add(joined_frames(frames), *count);
+      any = true;
     }
-    for (const auto& [folded, count] : lines) out_ << fmt::format("{} {}\n", folded, count);
+
     std::string name = query_name(r.query);
     // A query without group_by keys has nothing to fold: say so once, not an empty output.
-    if (!r.rows.empty() && lines.empty() && r.query != nullptr && r.query->keys.empty() &&
+    if (!r.rows.empty() && !any && r.query != nullptr && r.query->keys.empty() &&
         told_.insert(name).second)
       notes_ << fmt::format(
           "bpfql: {}: -f folded prints group_by keys (kstack, ustack, comm...) as frames, and "
@@ -171,7 +188,22 @@ class FoldedOutput final : public Output {
       }
     }
     std::vector<std::string> frames = fold_frames(row.cells, roles);
-    if (!frames.empty()) out_ << folded_line(frames, 1);
+    if (!frames.empty()) run_[row.query].add(joined_frames(frames), 1);
+  }
+
+  void finished() override {
+    std::vector<std::pair<std::string, uint64_t>> all;
+    std::string title;
+    for (const auto& [query, lines] : order()) {
+      for (const auto& line : lines->lines) all.push_back(line);
+      if (query != nullptr) title += (title.empty() ? "" : ", ") + query->name;
+    }
+    if (svg_) {
+      out_ << flame_graph_svg(all, "bpfql: " + title);
+    } else {
+      for (const auto& [folded, count] : all) out_ << fmt::format("{} {}\n", folded, count);
+    }
+    out_.flush();
   }
 
   void events_not_printed(const PlanQuery& query, uint64_t count) override {
@@ -184,15 +216,43 @@ class FoldedOutput final : public Output {
   }
 
  private:
+  // Queries in the order they first printed.
+  std::vector<std::pair<const PlanQuery*, const FoldedLines*>> order() const {
+    std::vector<std::pair<const PlanQuery*, const FoldedLines*>> out;
+    for (const PlanQuery* q : seen_order_) out.emplace_back(q, &run_.at(q));
+    return out;
+  }
+
   std::ostream& out_;
   std::ostream& notes_;
+  bool svg_;
+  class Run {
+   public:
+    Run(std::vector<const PlanQuery*>& order) : order_(order) {}
+    FoldedLines& operator[](const PlanQuery* q) {
+      auto [it, added] = lines_.try_emplace(q);
+      if (added) order_.push_back(q);
+      return it->second;
+    }
+    const FoldedLines& at(const PlanQuery* q) const { return lines_.at(q); }
+
+   private:
+    std::vector<const PlanQuery*>& order_;
+    std::map<const PlanQuery*, FoldedLines> lines_;
+  };
+  std::vector<const PlanQuery*> seen_order_;
+  Run run_{seen_order_};
   std::set<std::string> told_;  // queries already told they have nothing to fold
 };
 
 }  // namespace
 
 std::unique_ptr<Output> make_folded_output(std::ostream& out, std::ostream& notes) {
-  return std::make_unique<FoldedOutput>(out, notes);
+  return std::make_unique<FoldedOutput>(out, notes, false);
+}
+
+std::unique_ptr<Output> make_flame_graph_output(std::ostream& out, std::ostream& notes) {
+  return std::make_unique<FoldedOutput>(out, notes, true);
 }
 
 }  // namespace bpfql

@@ -15,6 +15,9 @@
 
 namespace bpfql {
 
+// The whole run is folded into one line per stack, written when the run ends (finished()).
 std::unique_ptr<Output> make_folded_output(std::ostream& out, std::ostream& notes);
+// The same stacks as an interactive flame graph SVG (runtime/render/flamegraph_svg.h).
+std::unique_ptr<Output> make_flame_graph_output(std::ostream& out, std::ostream& notes);
 
 }  // namespace bpfql

@@ -9,6 +9,7 @@
 
 #include "compiler/terminal_text.h"
 #include "runtime/collect/byte_text.h"
+#include "runtime/render/units_text.h"
 
 namespace bpfql {
 namespace {
@@ -165,23 +166,26 @@ size_t display_width(std::string_view text) {
   }));
 }
 
-std::string bucket_label(const Bucket& b, bool suffixes) {
-  auto bound = [&](int64_t v) { return suffixes ? suffixed(v) : std::to_string(v); };
+std::string bucket_label(const Bucket& b, bool suffixes, const Unit& unit) {
+  auto bound = [&](int64_t v) {
+    if (unit.dim != Unit::Dim::None) return format_bound(v, unit);
+    return suffixes ? suffixed(v) : std::to_string(v);
+  };
   if (b.low && b.high && *b.high - *b.low == 1) return fmt::format("[{}]", bound(*b.low));
   std::string low = b.low ? "[" + bound(*b.low) : "(...";
   std::string high = b.high ? bound(*b.high) + ")" : "...)";
   return low + ", " + high;
 }
 
-std::vector<std::string> format_histogram(const Histogram& hist, int bar_width) {
+std::vector<std::string> format_histogram(const Histogram& hist, int bar_width, const Unit& unit) {
   bool suffixes = wants_suffixes(hist);
   std::vector<std::string> labels;
   size_t label_width = 0;
   size_t count_width = 1;
   uint64_t max_count = 0;
   for (const auto& b : hist.buckets) {
-    labels.push_back(bucket_label(b, suffixes));
-    label_width = std::max(label_width, labels.back().size());
+    labels.push_back(bucket_label(b, suffixes, unit));
+    label_width = std::max(label_width, display_width(labels.back()));
     count_width = std::max(count_width, std::to_string(b.count).size());
     max_count = std::max(max_count, b.count);
   }
@@ -250,6 +254,31 @@ std::string local_hms(std::chrono::system_clock::time_point time) {
   tm parts{};
   localtime_r(&t, &parts);
   return fmt::format("{:02}:{:02}:{:02}", parts.tm_hour, parts.tm_min, parts.tm_sec);
+}
+
+std::string local_hms_micros(std::chrono::system_clock::time_point time) {
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(time.time_since_epoch()).count();
+  return fmt::format("{}.{:06}", local_hms(time), ((us % 1'000'000) + 1'000'000) % 1'000'000);
+}
+
+std::string iso8601_utc_micros(std::chrono::system_clock::time_point time) {
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(time.time_since_epoch()).count();
+  std::string text = iso8601_utc(time);
+  text.pop_back();  // 'Z'
+  return fmt::format("{}.{:06}Z", text, ((us % 1'000'000) + 1'000'000) % 1'000'000);
+}
+
+std::chrono::system_clock::time_point wall_time_of_boot_ns(uint64_t ts) {
+  // The offset between the two clocks, read once (both read back to back).
+  static const int64_t offset_ns = [] {
+    timespec real{}, mono{};
+    clock_gettime(CLOCK_REALTIME, &real);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    return (int64_t{real.tv_sec} - mono.tv_sec) * 1'000'000'000 + (real.tv_nsec - mono.tv_nsec);
+  }();
+  auto ns = std::chrono::nanoseconds(static_cast<int64_t>(ts) + offset_ns);
+  return std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(ns));
 }
 
 }  // namespace bpfql

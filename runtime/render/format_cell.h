@@ -52,8 +52,11 @@ size_t display_width(std::string_view text);
 //   "[4, 8)        12 |@@@@@@@@             |"
 // Bucket labels: "[0]" for a one-value bucket, "(..., 0)" / "[1K, ...)" for open bounds,
 // K/M/G/T/P/E suffixes when every bound of 1024 or more is a multiple of 1024.
-std::vector<std::string> format_histogram(const Histogram& hist, int bar_width = 52);
-std::string bucket_label(const Bucket& bucket, bool suffixes);
+// With a unit (a time or a size), bounds are in the value's unit instead: "[4.19ms, 8.39ms)",
+// "[4KiB, 8KiB)".
+std::vector<std::string> format_histogram(const Histogram& hist, int bar_width = 52,
+                                          const Unit& unit = {});
+std::string bucket_label(const Bucket& bucket, bool suffixes, const Unit& unit = {});
 
 // JSON value of a cell: integers, numbers (whole doubles as integers), strings, bools; hist →
 // [{"min","max","count"}], percentile → {"p50":..}, stats → {"count","avg","sum"}, stack →
@@ -68,5 +71,11 @@ std::string json_text(const OrderedJson& value);
 std::string iso8601_utc(std::chrono::system_clock::time_point time);
 // "11:00:05" in the local time zone.
 std::string local_hms(std::chrono::system_clock::time_point time);
+// "11:00:05.123456" in the local time zone.
+std::string local_hms_micros(std::chrono::system_clock::time_point time);
+// "2026-11-29T11:00:05.123456Z"
+std::string iso8601_utc_micros(std::chrono::system_clock::time_point time);
+// A kernel timestamp (bpf_ktime_get_ns: CLOCK_MONOTONIC, ns since boot) as wall-clock time.
+std::chrono::system_clock::time_point wall_time_of_boot_ns(uint64_t ts);
 
 }  // namespace bpfql

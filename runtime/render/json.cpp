@@ -1,8 +1,13 @@
 // NDJSON output.
 #include "runtime/render/json.h"
 
+#include "runtime/render/units_text.h"
+
 namespace bpfql {
+
 namespace {
+
+constexpr int kJsonSchemaVersion = 2;
 
 class JsonOutput final : public Output {
  public:
@@ -28,6 +33,18 @@ class JsonOutput final : public Output {
 
 }  // namespace
 
+// Schema 2 (docs/language.md, "Output"): numbers stay in the query's own units (base units
+// unless the query scaled them) and "units" names the unit of every column that has one.
+void add_units(OrderedJson& j, const PlanQuery* query, const std::vector<std::string>& names) {
+  OrderedJson units = OrderedJson::object();
+  for (const auto& name : names) {
+    std::string unit = unit_name(column_unit(query, name));
+    if (!unit.empty()) units[name] = unit;
+  }
+  if (!units.empty()) j["units"] = std::move(units);
+  j["schema"] = kJsonSchemaVersion;
+}
+
 OrderedJson interval_json(const IntervalResult& result) {
   std::vector<std::string> names = column_names(result);
   OrderedJson rows = OrderedJson::array();
@@ -45,6 +62,7 @@ OrderedJson interval_json(const IntervalResult& result) {
   j["rows"] = std::move(rows);
   j["dropped"] = result.dropped;
   j["lost"] = result.lost;
+  add_units(j, result.query, names);
   return j;
 }
 
@@ -53,7 +71,9 @@ OrderedJson event_json(const StreamRow& row) {
   OrderedJson j = OrderedJson::object();
   j["query"] = query_name(row.query);
   j["ts"] = row.ts;
+  j["time"] = iso8601_utc_micros(wall_time_of_boot_ns(row.ts));
   for (size_t c = 0; c < row.cells.size(); ++c) j[names[c]] = cell_to_json(row.cells[c]);
+  add_units(j, row.query, names);
   return j;
 }
 

@@ -5,21 +5,28 @@
 
 #include "runtime/render/csv.h"
 #include "runtime/render/folded.h"
+#include "runtime/render/heatmap.h"
 #include "runtime/render/json.h"
 #include "runtime/render/table.h"
 
 namespace bpfql {
 
-std::unique_ptr<Output> make_output(OutputFormat format, std::ostream& out) {
+std::unique_ptr<Output> make_output(OutputFormat format, std::ostream& out, TimeShown time) {
   switch (format) {
     case OutputFormat::Table:
-      return make_table_output(out);
+      return make_table_output(out, time);
     case OutputFormat::Json:
       return make_json_output(out, std::cerr);
     case OutputFormat::Csv:
       return make_csv_output(out, std::cerr);
     case OutputFormat::Folded:
       return make_folded_output(out, std::cerr);
+    case OutputFormat::Svg:
+      return make_flame_graph_output(out, std::cerr);
+    case OutputFormat::Heatmap:
+      return make_heatmap_output(out, std::cerr, false);
+    case OutputFormat::HeatmapSvg:
+      return make_heatmap_output(out, std::cerr, true);
   }
   return make_table_output(out);
 }

@@ -3,6 +3,7 @@
 
 #include "compiler/check/histogram_sums.h"
 #include "runtime/collect/byte_text.h"
+#include "runtime/render/prometheus_units.h"
 
 #include <fmt/format.h>
 
@@ -108,13 +109,15 @@ void family_header(std::string& out, const std::string& name, const std::string&
 }
 
 void histogram_samples(std::string& out, const std::string& name, const std::string& labels,
-                       const Cell& cell, const std::string& sum) {
+                       const Cell& cell, const std::string& sum, double scale = 1) {
   uint64_t running = 0;
   if (auto* h = std::get_if<Histogram>(&cell)) {
     for (const auto& b : h->buckets) {
       running += b.count;
       if (!b.high) continue;  // open above: only +Inf covers it
-      std::string le = fmt::format("le=\"{}\"", *b.high - 1);
+      std::string le = scale == 1 ? fmt::format("le=\"{}\"", *b.high - 1)
+                                  : fmt::format("le=\"{}\"", prometheus_double(
+                                                                  static_cast<double>(*b.high - 1) * scale));
       out += fmt::format("{}_bucket{} {}\n", name, braces(labels, le), running);
     }
   }
@@ -277,6 +280,7 @@ PrometheusRenderer::PrometheusRenderer(const Plan& plan) : plan_(plan) {
       } else {
         std::string part = prometheus_name_part(column);
         std::string base = "bpfql_" + prometheus_name_part(q.name) + "_" + (part.empty() ? "value" : part);
+        base = with_unit_suffix(base, q.aggregates[c.aggregate].unit);  // units: base units
         c.name = unique_name(base, q.aggregates[c.aggregate].kind, used);
         c.help = fmt::format("{} of bpfql query {}{}", column, q.name,
                              q.description.empty() ? "" : " (" + q.description + ")");
@@ -339,7 +343,7 @@ void PrometheusRenderer::render_families(const IntervalResult& r, const QueryNam
           if (static_cast<size_t>(col.sum) < r.rows[row].cells.size())
             total = groups[i].size() == 1 ? r.rows[row].cells[col.sum]
                                           : merge_cells(AggKind::Sum, total, r.rows[row].cells[col.sum]);
-        sums[i] = sample_text(total);
+        sums[i] = sample_text(prometheus_scaled(total, prometheus_unit_scale(agg.unit)));
       }
     merged.clear();
     merged.reserve(groups.size());  // series_cell's references stay valid for this column
@@ -349,7 +353,7 @@ void PrometheusRenderer::render_families(const IntervalResult& r, const QueryNam
     if (is_histogram(agg.kind)) {
       family_header(out, col.name, col.help, "histogram");
       for (size_t i = 0; i < cells.size(); ++i)
-        histogram_samples(out, col.name, labels[i], *cells[i], sums[i]);
+        histogram_samples(out, col.name, labels[i], *cells[i], sums[i], prometheus_unit_scale(agg.unit));
     } else if (agg.kind == AggKind::Stats) {
       std::vector<std::pair<size_t, const StatsValue*>> stats;
       for (size_t i = 0; i < cells.size(); ++i)
@@ -358,18 +362,22 @@ void PrometheusRenderer::render_families(const IntervalResult& r, const QueryNam
       for (auto [i, s] : stats) out += fmt::format("{}_count{} {}\n", col.name, braces(labels[i]), s->count);
       family_header(out, col.name + "_sum", col.help + ": sum", "counter");
       for (auto [i, s] : stats)
-        out += fmt::format("{}_sum{} {}\n", col.name, braces(labels[i]), stats_sum_text(*s));
+        out += fmt::format("{}_sum{} {}\n", col.name, braces(labels[i]),
+                           prometheus_unit_scale(agg.unit) == 1
+                               ? stats_sum_text(*s)
+                               : prometheus_double(static_cast<double>(s->sum) * prometheus_unit_scale(agg.unit)));
       family_header(out, col.name + "_avg", col.help + ": average", "gauge");
       for (auto [i, s] : stats)
         if (s->count > 0)
-          out += fmt::format("{}_avg{} {}\n", col.name, braces(labels[i]), prometheus_double(s->avg));
+          out += fmt::format("{}_avg{} {}\n", col.name, braces(labels[i]),
+                             prometheus_double(s->avg * prometheus_unit_scale(agg.unit)));
     } else {
       // The spec makes sums counters: with `where: E > 0` (the usual case) they only grow; a sum
       // of negative values would fall, which Prometheus reads as a counter reset (documented).
       bool counter = agg.kind == AggKind::Count || agg.kind == AggKind::Sum;
       family_header(out, col.name, col.help, counter ? "counter" : "gauge");
       for (size_t i = 0; i < cells.size(); ++i) {
-        std::string value = sample_text(*cells[i]);
+        std::string value = sample_text(prometheus_scaled(*cells[i], prometheus_unit_scale(agg.unit)));
         if (!value.empty()) out += fmt::format("{}{} {}\n", col.name, braces(labels[i]), value);
       }
     }

@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "runtime/render/format_cell.h"
+#include "runtime/render/units_text.h"
 
 namespace bpfql {
 namespace {
@@ -33,10 +35,10 @@ std::string join_columns(const std::vector<std::string>& texts, const std::vecto
   return line;
 }
 
-std::vector<std::string> block_lines(const Cell& cell) {
+std::vector<std::string> block_lines(const Cell& cell, const Unit& unit) {
   if (const auto* h = std::get_if<Histogram>(&cell)) {
     if (h->buckets.empty()) return {"(no samples)"};
-    return format_histogram(*h);
+    return format_histogram(*h, 52, unit);
   }
   std::vector<std::string> lines;
   if (const auto* s = std::get_if<StackValue>(&cell)) {
@@ -47,17 +49,38 @@ std::vector<std::string> block_lines(const Cell& cell) {
 }
 
 void print_blocks(std::ostream& out, const std::vector<std::string>& names,
-                  const std::vector<Cell>& cells, const std::vector<bool>& is_block) {
+                  const std::vector<Cell>& cells, const std::vector<bool>& is_block,
+                  const PlanQuery* query) {
   for (size_t c = 0; c < cells.size() && c < is_block.size(); ++c) {
     if (!is_block[c]) continue;
     out << kBlockTitleIndent << escape_control(names[c]) << ":\n";
-    for (const auto& line : block_lines(cells[c])) out << kBlockIndent << line << '\n';
+    for (const auto& line : block_lines(cells[c], column_unit(query, names[c])))
+      out << kBlockIndent << line << '\n';
   }
+}
+
+// Aggregates and computed items count things: their whole numbers get thousands separators
+// (keys such as pids and fds do not).
+bool is_measure_column(const PlanQuery* q, const std::string& name) {
+  if (q == nullptr) return false;
+  for (const auto& a : q->aggregates)
+    if (a.name == name) return true;
+  for (const auto& c : q->computed)
+    if (c.name == name) return true;
+  return false;
+}
+
+// "sum(duration) (ms)": the unit a column's numbers are shown in.
+std::string header_text(const std::string& name, const ShownUnit& shown) {
+  std::string text = escape_control(name);
+  if (!shown.name.empty()) text += " (" + shown.name + ")";
+  return text;
 }
 
 // The aligned part of an interval's table: which columns are inline, their text and widths.
 struct Grid {
   std::vector<size_t> inline_columns;
+  std::vector<ShownUnit> shown;  // per inline column
   std::vector<bool> is_block;
   std::vector<std::vector<std::string>> rows;  // inline texts per row
   std::vector<size_t> widths;
@@ -76,15 +99,22 @@ Grid build_grid(const IntervalResult& r, const std::vector<std::string>& names) 
   }
   for (size_t c = 0; c < names.size(); ++c) {
     if (g.is_block[c]) continue;
+    double max_abs = 0;
+    for (const auto& row : r.rows)
+      if (c < row.cells.size()) max_abs = std::max(max_abs, cell_magnitude(row.cells[c]));
     g.inline_columns.push_back(c);
-    g.widths.push_back(display_width(names[c]));
+    g.shown.push_back(choose_shown_unit(column_unit(r.query, names[c]), max_abs));
+    g.widths.push_back(display_width(header_text(names[c], g.shown.back())));
     g.right.push_back(numeric[c] && !r.rows.empty());
   }
   for (const auto& row : r.rows) {
     std::vector<std::string> texts;
     for (size_t i = 0; i < g.inline_columns.size(); ++i) {
       size_t c = g.inline_columns[i];
-      texts.push_back(c < row.cells.size() ? escape_control(format_scalar(row.cells[c])) : "");
+      bool measure = is_measure_column(r.query, names[c]);
+      texts.push_back(c < row.cells.size()
+                          ? escape_control(format_in_unit(row.cells[c], g.shown[i], measure))
+                          : "");
       if (texts.back().empty()) texts.back() = "-";
       g.widths[i] = std::max(g.widths[i], display_width(texts.back()));
     }
@@ -103,13 +133,14 @@ void print_interval_rows(std::ostream& out, const IntervalResult& r) {
   bool has_blocks = g.inline_columns.size() < names.size();
   if (!g.inline_columns.empty()) {
     std::vector<std::string> header;
-    for (size_t c : g.inline_columns) header.push_back(escape_control(names[c]));
+    for (size_t i = 0; i < g.inline_columns.size(); ++i)
+      header.push_back(header_text(names[g.inline_columns[i]], g.shown[i]));
     out << join_columns(header, g.widths, g.right) << '\n';
   }
   for (size_t i = 0; i < r.rows.size(); ++i) {
     if (has_blocks && i > 0) out << '\n';
     if (!g.inline_columns.empty()) out << join_columns(g.rows[i], g.widths, g.right) << '\n';
-    print_blocks(out, names, r.rows[i].cells, g.is_block);
+    print_blocks(out, names, r.rows[i].cells, g.is_block, r.query);
   }
 }
 
@@ -148,9 +179,9 @@ size_t default_width(const PlanField& f) {
 
 StreamLayout stream_layout(const StreamRow& row) {
   StreamLayout l;
-  l.names.push_back("ts");
-  l.widths.push_back(15);
-  l.right.push_back(true);
+  l.names.push_back("time");
+  l.widths.push_back(4);
+  l.right.push_back(false);
   std::vector<std::string> names = field_names(row);
   for (size_t c = 0; c < names.size(); ++c) {
     const Cell& cell = row.cells[c];
@@ -162,10 +193,11 @@ StreamLayout stream_layout(const StreamRow& row) {
       numeric = (f.kind == ValueKind::Unsigned || f.kind == ValueKind::Signed) &&
                 f.display == Display::None;
     }
+    (void)width;  // sized to content: the header, then the widest value so far
     l.is_block.push_back(is_block_cell(cell));
     if (l.is_block.back()) continue;
     l.names.push_back(names[c]);
-    l.widths.push_back(std::max(width, display_width(names[c])));
+    l.widths.push_back(display_width(names[c]));
     l.right.push_back(numeric);
   }
   return l;
@@ -176,12 +208,21 @@ std::string format_ts(uint64_t ts) {
   return fmt::format("{}.{:06}", ts / 1'000'000'000, ts % 1'000'000'000 / 1000);
 }
 
+// "5s", "250ms", "1.5s": how long the print covers.
+std::string interval_text(double seconds) {
+  if (seconds <= 0) return "";
+  if (seconds < 1) return fmt::format("{}ms", static_cast<long long>(std::llround(seconds * 1000)));
+  double tenths = std::round(seconds * 10) / 10;
+  return tenths == std::trunc(tenths) ? fmt::format("{}s", static_cast<long long>(tenths))
+                                      : fmt::format("{:.1f}s", tenths);
+}
+
 class TableOutput final : public Output {
  public:
-  explicit TableOutput(std::ostream& out) : out_(out) {}
+  TableOutput(std::ostream& out, TimeShown time) : out_(out), time_(time) {}
 
   void interval(const IntervalResult& r) override {
-    begin_section(query_name(r.query), r.time);
+    begin_section(query_name(r.query), r.time, interval_text(r.interval_s));
     print_interval_rows(out_, r);
     print_footer(out_, r.dropped, r.lost);
     last_stream_ = nullptr;
@@ -190,7 +231,12 @@ class TableOutput final : public Output {
   void event(const StreamRow& row) override {
     auto [it, added] = layouts_.try_emplace(row.query);
     if (added) it->second = stream_layout(row);
-    const StreamLayout& l = it->second;
+    StreamLayout& l = it->second;
+    // Sized to content: the header and the section's first event set the widths, and a wider
+    // value later widens its column from there on.
+    std::vector<std::string> texts = event_texts(row, l);
+    for (size_t i = 0; i < texts.size() && i < l.widths.size(); ++i)
+      l.widths[i] = std::max(l.widths[i], display_width(texts[i]));
     if (row.query != last_stream_ || added) {
       begin_section(query_name(row.query), std::chrono::system_clock::now());
       std::vector<std::string> header;
@@ -198,37 +244,61 @@ class TableOutput final : public Output {
       out_ << join_columns(header, l.widths, l.right) << '\n';
       last_stream_ = row.query;
     }
-    print_event(row, l);
+    out_ << join_columns(texts, l.widths, l.right) << '\n';
+    print_blocks(out_, field_names(row), row.cells, l.is_block, row.query);
   }
 
   void events_not_printed(const PlanQuery& query, uint64_t count) override {
-    out_ << fmt::format("... {} more events not printed (limit {})\n", count, query.limit);
+    out_ << fmt::format("... {}: {} more events not printed (limit {})\n", escape_control(query.name),
+                        count, query.limit);
     last_stream_ = nullptr;  // the next window's events begin a section of their own
   }
 
   void flush() override { out_.flush(); }
 
  private:
-  void begin_section(const std::string& name, std::chrono::system_clock::time_point time) {
+  void begin_section(const std::string& name, std::chrono::system_clock::time_point time,
+                     const std::string& covered = "") {
     if (printed_) out_ << '\n';
     printed_ = true;
-    out_ << "--- " << escape_control(name) << "  " << local_hms(time) << " ---\n";
+    out_ << "--- " << escape_control(name) << "  " << local_hms(time);
+    if (!covered.empty()) out_ << "  (" << covered << ")";
+    out_ << " ---\n";
   }
 
-  void print_event(const StreamRow& row, const StreamLayout& l) {
-    std::vector<std::string> texts{format_ts(row.ts)};
+  std::string event_time(const StreamRow& row) {
+    switch (time_) {
+      case TimeShown::Boot:
+        return format_ts(row.ts);
+      case TimeShown::Delta: {
+        uint64_t& last = last_ts_[row.query];
+        uint64_t delta = last == 0 || row.ts < last ? 0 : row.ts - last;
+        last = row.ts;
+        return "+" + format_ts(delta);
+      }
+      case TimeShown::Wall:
+        break;
+    }
+    return local_hms_micros(wall_time_of_boot_ns(row.ts));
+  }
+
+  std::vector<std::string> event_texts(const StreamRow& row, const StreamLayout& l) {
+    std::vector<std::string> texts{event_time(row)};
     for (size_t c = 0; c < row.cells.size(); ++c) {
       if (c < l.is_block.size() && l.is_block[c]) continue;
       if (texts.size() == l.names.size()) break;  // more cells than the first event had
-      std::string text = escape_control(format_scalar(row.cells[c]));
+      const std::string& name = l.names[texts.size()];
+      ShownUnit shown = choose_shown_unit(column_unit(row.query, name), cell_magnitude(row.cells[c]));
+      std::string text = escape_control(format_in_unit(row.cells[c], shown, false));
+      if (!shown.name.empty() && !text.empty()) text += " " + shown.name;
       texts.push_back(text.empty() ? "-" : text);
     }
-    out_ << join_columns(texts, l.widths, l.right) << '\n';
-    std::vector<std::string> names = field_names(row);
-    print_blocks(out_, names, row.cells, l.is_block);
+    return texts;
   }
 
   std::ostream& out_;
+  TimeShown time_;
+  std::map<const PlanQuery*, uint64_t> last_ts_;
   bool printed_ = false;
   const PlanQuery* last_stream_ = nullptr;
   std::map<const PlanQuery*, StreamLayout> layouts_;
@@ -236,8 +306,8 @@ class TableOutput final : public Output {
 
 }  // namespace
 
-std::unique_ptr<Output> make_table_output(std::ostream& out) {
-  return std::make_unique<TableOutput>(out);
+std::unique_ptr<Output> make_table_output(std::ostream& out, TimeShown time) {
+  return std::make_unique<TableOutput>(out, time);
 }
 
 }  // namespace bpfql

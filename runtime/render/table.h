@@ -1,6 +1,6 @@
 // The default output: bpftrace-like text for people at a terminal.
 //
-//   --- opens  11:00:05 ---
+//   --- opens  11:00:05  (5s) ---
 //   comm    count()
 //   nginx        42
 //   sshd          7
@@ -18,6 +18,7 @@
 
 namespace bpfql {
 
-std::unique_ptr<Output> make_table_output(std::ostream& out);
+// `time`: how streamed events show their time (wall clock by default).
+std::unique_ptr<Output> make_table_output(std::ostream& out, TimeShown time = TimeShown::Wall);
 
 }  // namespace bpfql

@@ -183,6 +183,48 @@ TEST_CASE("run: a probe this machine cannot offer is an error naming the probe a
   CHECK(run.out.empty());
 }
 
+TEST_CASE("check refuses what run would refuse here: a kprobe on a kernel without kprobes") {
+  REQUIRE_TRACEFS();
+  bool have_kprobes = fs::exists("/sys/kernel/tracing/kprobe_events") ||
+                      fs::exists("/sys/kernel/debug/tracing/kprobe_events");
+  if (have_kprobes) {
+    MESSAGE("skipped: this kernel has kprobes");
+    return;
+  }
+  std::string file = kMachine + "/kprobe-unavailable.yml";
+  Completed run = bpfql({"check", file});
+  INFO("stdout:\n" << run.out << "stderr:\n" << run.err);
+  CHECK(run.status.exited_with(1));
+  CHECK(run.err.find("kprobe:do_sys_openat2") != std::string::npos);
+  CHECK(run.err.find("run would refuse it on this machine") != std::string::npos);
+  CHECK(run.out.find(": ok") == std::string::npos);
+}
+
+TEST_CASE("bpftrace habits get targeted hints: count without (), a tracepoint without its type") {
+  REQUIRE_TRACEFS();
+  char dir_template[] = "/tmp/bpfql-cli-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template));
+  std::string count = std::string(dir_template) + "/count.yml";
+  std::string kind = std::string(dir_template) + "/kind.yml";
+  std::ofstream(count) << "probe: tracepoint:syscalls:sys_enter_getppid\nselect: count\n";
+  std::ofstream(kind) << "probe: syscalls:sys_enter_read\nselect: count()\n";
+  Completed a = bpfql({"check", count});
+  Completed b = bpfql({"check", kind});
+  fs::remove_all(dir_template);
+  CHECK(a.status.exited_with(2));
+  CHECK(a.err.find("'count' is a function: write 'count()'") != std::string::npos);
+  CHECK(b.status.exited_with(2));
+  CHECK(b.err.find("write 'tracepoint:syscalls:sys_enter_read'") != std::string::npos);
+}
+
+TEST_CASE("each subcommand's --help is short: no top-level examples block") {
+  Completed run = bpfql({"run", "--help"});
+  CHECK(run.out.find("--time") != std::string::npos);
+  CHECK(run.out.find("A query file:") == std::string::npos);
+  Completed check = bpfql({"check", "--help"});
+  CHECK(check.out.find("bpfql serve q.yml") == std::string::npos);
+}
+
 TEST_CASE("check: good files and the spec's examples pass with exit 0") {
   REQUIRE_TRACEFS();
   for (const std::string& file : yml_files(kGood)) {

@@ -135,38 +135,38 @@ TEST_CASE("serve: /metrics has exact counters, histograms and labels; SIGINT lea
   CHECK_LINE(text, "bpfql_serve_reads_count{" + labels + "} 400");
   CHECK_LINE(text, "# TYPE bpfql_serve_reads_bytes counter");
   CHECK_LINE(text, "bpfql_serve_reads_bytes{" + labels + "} 20000");  // 100 × 8 + 300 × 64
-  CHECK_LINE(text, "# TYPE bpfql_serve_reads_max_retval gauge");
-  CHECK_LINE(text, "bpfql_serve_reads_max_retval{" + labels + "} 64");
+  CHECK_LINE(text, "# TYPE bpfql_serve_reads_max_retval_bytes gauge");
+  CHECK_LINE(text, "bpfql_serve_reads_max_retval_bytes{" + labels + "} 64");
 
   // hist: 8 is in [8, 16), 64 in [64, 128); every bucket in between, cumulative.
-  CHECK_LINE(text, "# TYPE bpfql_serve_reads_size histogram");
-  std::string size = "bpfql_serve_reads_size_bucket{" + labels + ",le=\"15\"} 100\n"
-                     "bpfql_serve_reads_size_bucket{" + labels + ",le=\"31\"} 100\n"
-                     "bpfql_serve_reads_size_bucket{" + labels + ",le=\"63\"} 100\n"
-                     "bpfql_serve_reads_size_bucket{" + labels + ",le=\"127\"} 400\n"
-                     "bpfql_serve_reads_size_bucket{" + labels + ",le=\"+Inf\"} 400\n"
-                     "bpfql_serve_reads_size_sum{" + labels + "} 20000\n"
-                     "bpfql_serve_reads_size_count{" + labels + "} 400\n";
+  CHECK_LINE(text, "# TYPE bpfql_serve_reads_size_bytes histogram");
+  std::string size = "bpfql_serve_reads_size_bytes_bucket{" + labels + ",le=\"15\"} 100\n"
+                     "bpfql_serve_reads_size_bytes_bucket{" + labels + ",le=\"31\"} 100\n"
+                     "bpfql_serve_reads_size_bytes_bucket{" + labels + ",le=\"63\"} 100\n"
+                     "bpfql_serve_reads_size_bytes_bucket{" + labels + ",le=\"127\"} 400\n"
+                     "bpfql_serve_reads_size_bytes_bucket{" + labels + ",le=\"+Inf\"} 400\n"
+                     "bpfql_serve_reads_size_bytes_sum{" + labels + "} 20000\n"
+                     "bpfql_serve_reads_size_bytes_count{" + labels + "} 400\n";
   CHECK_MESSAGE(text.find(size) != std::string::npos, text);
   // lhist(0, 1000, 100): both in [0, 100).
-  std::string lsize = "bpfql_serve_reads_lsize_bucket{" + labels + ",le=\"99\"} 400\n"
-                      "bpfql_serve_reads_lsize_bucket{" + labels + ",le=\"+Inf\"} 400\n"
-                      "bpfql_serve_reads_lsize_sum{" + labels + "} 20000\n"
-                      "bpfql_serve_reads_lsize_count{" + labels + "} 400\n";
+  std::string lsize = "bpfql_serve_reads_lsize_bytes_bucket{" + labels + ",le=\"99\"} 400\n"
+                      "bpfql_serve_reads_lsize_bytes_bucket{" + labels + ",le=\"+Inf\"} 400\n"
+                      "bpfql_serve_reads_lsize_bytes_sum{" + labels + "} 20000\n"
+                      "bpfql_serve_reads_lsize_bytes_count{" + labels + "} 400\n";
   CHECK_MESSAGE(text.find(lsize) != std::string::npos, text);
   // percentile: log-linear buckets; 8 is its own bucket, 64 is in [64, 68).
-  CHECK_LINE(text, "# TYPE bpfql_serve_reads_percentile_retval_50 histogram");
-  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bucket{" + labels + ",le=\"8\"} 100");
-  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bucket{" + labels + ",le=\"63\"} 100");
-  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bucket{" + labels + ",le=\"67\"} 400");
-  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_sum{" + labels + "} 20000");
-  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_count{" + labels + "} 400");
+  CHECK_LINE(text, "# TYPE bpfql_serve_reads_percentile_retval_50_bytes histogram");
+  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bytes_bucket{" + labels + ",le=\"8\"} 100");
+  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bytes_bucket{" + labels + ",le=\"63\"} 100");
+  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bytes_bucket{" + labels + ",le=\"67\"} 400");
+  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bytes_sum{" + labels + "} 20000");
+  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bytes_count{" + labels + "} 400");
   // The sums serve adds for the histograms are no metrics of their own.
   CHECK(text.find("sum_retval") == std::string::npos);
   // stats
-  CHECK_LINE(text, "bpfql_serve_reads_stats_retval_count{" + labels + "} 400");
-  CHECK_LINE(text, "bpfql_serve_reads_stats_retval_sum{" + labels + "} 20000");
-  CHECK_LINE(text, "bpfql_serve_reads_stats_retval_avg{" + labels + "} 50");
+  CHECK_LINE(text, "bpfql_serve_reads_stats_retval_bytes_count{" + labels + "} 400");
+  CHECK_LINE(text, "bpfql_serve_reads_stats_retval_bytes_sum{" + labels + "} 20000");
+  CHECK_LINE(text, "bpfql_serve_reads_stats_retval_bytes_avg{" + labels + "} 50");
   CHECK_LINE(text, "bpfql_dropped_keys_total{query=\"serve-reads\"} 0");
   CHECK_LINE(text, "bpfql_lost_events_total{query=\"serve-getppid\"} 0");
 

@@ -31,7 +31,7 @@ struct q0_event {
   u64 ts;                  /* event time (ns) */
   char comm[16];
   char args_filename[64];  /* args.filename */
-  u64 ts_2;                /* ts */
+  u64 at;
   u32 pid;
   s32 args_flags;          /* args.flags */
 } __attribute__((packed, aligned(8)));
@@ -39,7 +39,7 @@ _Static_assert(sizeof(struct q0_event) == 104 &&
                __builtin_offsetof(struct q0_event, ts) == 0 &&
                __builtin_offsetof(struct q0_event, comm) == 8 &&
                __builtin_offsetof(struct q0_event, args_filename) == 24 &&
-               __builtin_offsetof(struct q0_event, ts_2) == 88 &&
+               __builtin_offsetof(struct q0_event, at) == 88 &&
                __builtin_offsetof(struct q0_event, pid) == 96 &&
                __builtin_offsetof(struct q0_event, args_flags) == 100,
                "layout of struct q0_event");
@@ -77,7 +77,7 @@ BPFQL_FUNCTION(q0_p0)(struct tp_syscalls_sys_enter_openat *args) {
   bpf_get_current_comm(ev.comm, sizeof(ev.comm));
   bpf_probe_read_user_str(ev.args_filename, sizeof(ev.args_filename), (void *)args->filename);
   ev.args_flags = args_flags;
-  ev.ts_2 = ts;
+  ev.at = ts;
   if (bpf_perf_event_output(args, &q0_events, BPF_F_CURRENT_CPU, &ev, sizeof(ev)) < 0)  /* the buffer is full */
     q0_lose();
   return 0;

@@ -30,7 +30,9 @@ std::string fold(const PlanQuery& q, std::vector<ResultRow> rows) {
   r.interval_s = 1;
   r.rows = std::move(rows);
   std::ostringstream out, notes;
-  make_folded_output(out, notes)->interval(r);
+  auto output = make_folded_output(out, notes);
+  output->interval(r);
+  output->finished();  // folded output is written once, for the whole run
   return out.str();
 }
 

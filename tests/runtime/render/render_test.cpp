@@ -74,7 +74,7 @@ TEST_CASE("table: aligned columns, numbers right-aligned, header with the query 
   IntervalResult r = make_result(
       q, {{{std::string("nginx"), uint64_t{42}}}, {{std::string("sshd"), uint64_t{7}}}});
   CHECK(render(OutputFormat::Table, r) ==
-        "--- opens  11:00:05 ---\n"
+        "--- opens  11:00:05  (5s) ---\n"
         "comm   count()\n"
         "nginx       42\n"
         "sshd         7\n");
@@ -87,7 +87,7 @@ TEST_CASE("table: a histogram prints below its row with bpftrace-like bars") {
   IntervalResult r = make_result(q, {{{std::string("nginx"), h}}});
   r.dropped = 3;
   CHECK(render(OutputFormat::Table, r) ==
-        "--- sizes  11:00:05 ---\n"
+        "--- sizes  11:00:05  (5s) ---\n"
         "comm\n"
         "nginx\n"
         "  hist(bytes):\n"
@@ -131,14 +131,14 @@ TEST_CASE("table: stacks print one frame per line, and an empty interval says so
   PlanQuery q = make_query("prof", {"kstack", "count()"});
   IntervalResult r = make_result(q, {{{StackValue{{"inner", "outer"}}, uint64_t{5}}}});
   CHECK(render(OutputFormat::Table, r) ==
-        "--- prof  11:00:05 ---\n"
+        "--- prof  11:00:05  (5s) ---\n"
         "count()\n"
         "      5\n"
         "  kstack:\n"
         "    inner\n"
         "    outer\n");
   r.rows.clear();
-  CHECK(render(OutputFormat::Table, r) == "--- prof  11:00:05 ---\n(no rows)\n");
+  CHECK(render(OutputFormat::Table, r) == "--- prof  11:00:05  (5s) ---\n(no rows)\n");
 }
 
 TEST_CASE("table: a stream prints its header once, then one line per event") {
@@ -147,15 +147,16 @@ TEST_CASE("table: a stream prints its header once, then one line per event") {
   q.streaming = true;
   q.event_fields = {{"pid", ValueKind::Unsigned, 8, 4}, {"comm", ValueKind::String, 12, 16}};
   std::ostringstream out;
-  auto output = make_table_output(out);
+  auto output = make_table_output(out, TimeShown::Boot);
   output->event({&q, 1'500'000'000, {uint64_t{42}, std::string("sh")}});
   output->event({&q, 2'000'001'000, {uint64_t{7}, std::string("bash")}});
   std::string text = out.str();
   CHECK(text.find("--- execs  ") == 0);
+  // Columns as wide as their header and values (not a fixed width per type).
   CHECK(text.substr(text.find('\n') + 1) ==
-        "             ts      pid  comm\n"
-        "       1.500000       42  sh\n"
-        "       2.000001        7  bash\n");
+        "time      pid  comm\n"
+        "1.500000   42  sh\n"
+        "2.000001    7  bash\n");
 }
 
 TEST_CASE("table: a window whose limit held events back ends with their count") {
@@ -165,16 +166,16 @@ TEST_CASE("table: a window whose limit held events back ends with their count") 
   q.limit = 1;
   q.event_fields = {{"pid", ValueKind::Unsigned, 8, 4}};
   std::ostringstream out;
-  auto output = make_table_output(out);
+  auto output = make_table_output(out, TimeShown::Boot);
   output->event({&q, 1'000'000'000, {uint64_t{42}}});
   output->events_not_printed(q, 1234);
   output->event({&q, 2'000'000'000, {uint64_t{43}}});
   std::string text = out.str();
   INFO("table:\n" << text);
-  CHECK(text.find("       1.000000       42\n... 1234 more events not printed (limit 1)\n\n--- execs  ") !=
+  CHECK(text.find("1.000000   42\n... execs: 1234 more events not printed (limit 1)\n\n--- execs  ") !=
         std::string::npos);
   // The next window's event begins a section of its own, with the header.
-  CHECK(text.ends_with("             ts      pid\n       2.000000       43\n"));
+  CHECK(text.ends_with("time      pid\n2.000000   43\n"));
 }
 
 TEST_CASE("json, csv and folded: what a limit held back is a note on stderr, not a line of output") {
@@ -199,12 +200,12 @@ TEST_CASE("json: exactly the spec's example line") {
   IntervalResult r = make_result(q, {{{std::string("nginx"), uint64_t{42}}}});
   CHECK(
       render(OutputFormat::Json, r) ==
-      R"J({"query":"opens","time":"2026-11-29T11:00:05Z","interval_s":5,"rows":[{"comm":"nginx","count()":42}],"dropped":0,"lost":0})J"
+      R"J({"query":"opens","time":"2026-11-29T11:00:05Z","interval_s":5,"rows":[{"comm":"nginx","count()":42}],"dropped":0,"lost":0,"schema":2})J"
       "\n");
   r.interval_s = 0.25;
   r.dropped = 2;
   CHECK(render(OutputFormat::Json, r).find(R"J("interval_s":0.25,)J") != std::string::npos);
-  CHECK(render(OutputFormat::Json, r).find(R"J("dropped":2,"lost":0})J") != std::string::npos);
+  CHECK(render(OutputFormat::Json, r).find(R"J("dropped":2,"lost":0,"schema":2})J") != std::string::npos);
 }
 
 TEST_CASE("json: histogram buckets with open bounds as null") {
@@ -239,8 +240,14 @@ TEST_CASE("json: a stream event keeps field order") {
   std::ostringstream out;
   auto output = make_output(OutputFormat::Json, out);
   output->event({&q, 123456789, {uint64_t{42}, std::string("sh"), std::string("/bin/ls")}});
-  CHECK(out.str() ==
-        R"J({"query":"execs","ts":123456789,"pid":42,"comm":"sh","args.filename":"/bin/ls"})J"
+  // "time" is the wall-clock time of ts (ns since boot), which depends on when the machine booted.
+  std::string text = out.str();
+  size_t time_at = text.find(R"J(,"time":")J");
+  REQUIRE(time_at != std::string::npos);
+  size_t time_end = text.find('"', time_at + 9);
+  CHECK(text.substr(time_end - 8, 8).find('.') != std::string::npos);  // microseconds
+  CHECK(text.substr(0, time_at) + text.substr(time_end + 1) ==
+        R"J({"query":"execs","ts":123456789,"pid":42,"comm":"sh","args.filename":"/bin/ls","schema":2})J"
         "\n");
 }
 
@@ -297,6 +304,8 @@ TEST_CASE("folded: key cells, then stack frames outermost first, then the count"
   std::ostringstream out, notes;
   auto output = make_folded_output(out, notes);
   output->interval(r);
+  CHECK(out.str().empty());  // the whole run is folded: written when it ends
+  output->finished();
   CHECK(out.str() == "nginx;a;b;c:x 5\nsshd;z 2\n");
   CHECK(notes.str().empty());
 }
@@ -318,17 +327,16 @@ TEST_CASE("byte arrays: the same text in table, JSON and CSV: an address or lowe
                    BytesValue{{0x0a, 0x1b, 0x2c}, Shown::Hex}}};
 
   std::ostringstream table;
-  make_table_output(table)->event(event);
+  make_table_output(table, TimeShown::Boot)->event(event);
   CHECK(table.str().substr(table.str().find('\n') + 1) ==
-        "             ts  args.saddr       args.daddr_v6     args.id\n"
-        "       1.500000  127.0.0.1        fe80::1           0a1b2c\n");
+        "time      args.saddr  args.daddr_v6  args.id\n"
+        "1.500000  127.0.0.1   fe80::1        0a1b2c\n");
 
   std::ostringstream json;
   make_output(OutputFormat::Json, json)->event(event);
-  CHECK(
-      json.str() ==
-      R"J({"query":"connects","ts":1500000000,"args.saddr":"127.0.0.1","args.daddr_v6":"fe80::1","args.id":"0a1b2c"})J"
-      "\n");
+  CHECK(json.str().find(
+            R"J("args.saddr":"127.0.0.1","args.daddr_v6":"fe80::1","args.id":"0a1b2c","schema":2})J"
+            "\n") != std::string::npos);
 
   std::ostringstream csv, notes;
   make_csv_output(csv, notes)->event(event);
@@ -340,7 +348,7 @@ TEST_CASE("byte arrays: the same text in table, JSON and CSV: an address or lowe
   PlanQuery agg = make_query("by-peer", {"args.daddr", "count()"});
   IntervalResult r = make_result(agg, {{{BytesValue{{10, 0, 0, 9}, Shown::Ipv4}, uint64_t{3}}}});
   CHECK(render(OutputFormat::Table, r) ==
-        "--- by-peer  11:00:05 ---\n"
+        "--- by-peer  11:00:05  (5s) ---\n"
         "args.daddr  count()\n"
         "10.0.0.9          3\n");
   CHECK(render(OutputFormat::Json, r).find(R"J("rows":[{"args.daddr":"10.0.0.9","count()":3}])J") !=
@@ -376,7 +384,7 @@ TEST_CASE("table: the stream header repeats when another query printed in betwee
     ++headers;
   }
   CHECK(headers == 2);
-  CHECK(text.find("--- opens  11:00:05 ---\ncount()\n      3\n\n--- execs") != std::string::npos);
+  CHECK(text.find("--- opens  11:00:05  (5s) ---\ncount()\n      3\n\n--- execs") != std::string::npos);
 }
 
 TEST_CASE("folded: a streamed event with a user stack counts 1; make_output knows the format") {
@@ -385,5 +393,7 @@ TEST_CASE("folded: a streamed event with a user stack counts 1; make_output know
   std::ostringstream out;
   auto output = make_output(OutputFormat::Folded, out);
   output->event({&q, 1, {std::string("app"), StackValue{{"leaf", "main"}}}});
-  CHECK(out.str() == "app;main;leaf 1\n");
+  output->event({&q, 2, {std::string("app"), StackValue{{"leaf", "main"}}}});
+  output->finished();
+  CHECK(out.str() == "app;main;leaf 2\n");  // folded over the whole run
 }
