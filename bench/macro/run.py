@@ -104,17 +104,34 @@ def stop(procs):
             p.kill()
 
 
-def start_bpftrace(names):
+def attached(pid):
+    """Whether process `pid` holds a perf event or a BPF link (a program attached)."""
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if target in ("anon_inode:[perf_event]", "anon_inode:bpf_link"):
+                return True
+    except OSError:
+        pass
+    return False
+
+
+def start_bpftrace(names, timeout=180):
     procs = []
     for n in names:
         script = os.path.join(HERE, "bpftrace", n.split("/")[1] + ".bt")
-        procs.append(subprocess.Popen(["bpftrace", script], stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, text=True))
-    for p in procs:  # "Attaching N probes..." is printed before attaching: wait a little after
-        line = p.stdout.readline()
-        if not line.startswith("Attaching"):
-            raise RuntimeError("bpftrace: " + line + p.stdout.read())
-    time.sleep(2)
+        # Its stdout is a pipe, so bpftrace buffers "Attaching..." until it exits: the kernel
+        # says when it attached instead. Output (the maps at exit) is not read.
+        procs.append(subprocess.Popen(["bpftrace", script], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL))
+    deadline = time.time() + timeout
+    while not all(attached(p.pid) for p in procs):
+        dead = [p for p in procs if p.poll() is not None]
+        if dead or time.time() > deadline:
+            stop(procs)
+            raise RuntimeError(f"bpftrace: {len(dead)} exited, or not attached in time")
+        time.sleep(0.5)
+    time.sleep(2)  # the last probes of each
     return procs
 
 

@@ -44,9 +44,10 @@ std::vector<std::string> reads_to_hoist(const std::vector<const AttachedBody*>& 
 }
 
 // One fused function over `members` (bodies of different queries, in query order).
+// `originals`: the function each body had alone (named in its block's opening comment).
 std::string fused_function(const std::string& name, const std::string& tracepoint,
                            const std::string& tag, const std::vector<const AttachedBody*>& members,
-                           Dialect dialect) {
+                           const std::vector<std::string>& originals, Dialect dialect) {
   std::string out = fmt::format(
       "/* tracepoint {}: {} queries in one program, each body in turn (fused: one attach, one "
       "record) */\n",
@@ -58,7 +59,7 @@ std::string fused_function(const std::string& name, const std::string& tracepoin
     const AttachedBody& body = *members[m];
     std::string label = fmt::format("{}_{}_end", name, m);
     bool jumps = false;
-    out += "  " + body.comment + "\n  {\n";
+    out += "  " + body.comment + "\n  {  /* " + originals[m] + " */\n";
     for (const auto& l : body.lines) {
       if (std::find(hoisted.begin(), hoisted.end(), trim(l)) != hoisted.end()) continue;
       std::string text = l;
@@ -116,14 +117,16 @@ std::string fuse_by_attach_point(const std::vector<AttachedBody>& bodies, Plan& 
     bool raw_ok = true;
     for (const AttachedBody* b : members)
       raw_ok = raw_ok && plan.queries[b->query].attaches[b->attach].raw_tracepoint_ok;
+    std::vector<std::string> originals;
     for (const AttachedBody* b : members) {
       PlanAttach& a = plan.queries[b->query].attaches[b->attach];
+      originals.push_back(a.function);
       a.function = name;
       a.raw_tracepoint_ok = raw_ok;
     }
     const std::string& tag = state.tracepoints.at(tracepoint).tag;
     state.tracepoints_used.insert(tracepoint);
-    out += "\n" + fused_function(name, tracepoint, tag, members, state.dialect);
+    out += "\n" + fused_function(name, tracepoint, tag, members, originals, state.dialect);
   }
   return out;
 }
