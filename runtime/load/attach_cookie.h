@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "runtime/attach.h"
+#include "runtime/load/attach.h"
 
 namespace bpfql {
 

@@ -1,5 +1,5 @@
 // Fusion on the real kernel: queries of one run on the same tracepoint run in one BPF program
-// (compiler/codegen/codegen_fusion.h). Each query must count exactly what it counts alone, and the
+// (compiler/codegen/fusion.h). Each query must count exactly what it counts alone, and the
 // kernel must hold one program on the tracepoint, not one per query.
 #include <doctest/doctest.h>
 
