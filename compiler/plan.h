@@ -69,6 +69,11 @@ struct PlanAttach {
   // built). A kernel stack taken from a raw tracepoint would begin with the BPF program and the
   // tracepoint's own functions.
   bool raw_tracepoint_ok = false;
+  // Tracepoint: the program takes the `probe` builtin from its BPF cookie
+  // (bpf_get_attach_cookie), so one function serves every probe of a wildcard; the runtime
+  // attaches it with cookie = probe_index (runtime/load/attach_cookie.h).
+  bool attach_cookie = false;
+  uint64_t probe_index = 0;
 };
 
 // Bytes: a byte array copied from a tracepoint record as it is (no terminating NUL).

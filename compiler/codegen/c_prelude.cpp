@@ -38,6 +38,7 @@ const Helper kHelpers[] = {
     {BPF_FUNC_get_current_task_btf, "void *(*bpf_get_current_task_btf)(void)"},
     {BPF_FUNC_task_storage_get,
      "void *(*bpf_task_storage_get)(void *map, void *task, void *value, u64 flags)"},
+    {BPF_FUNC_get_attach_cookie, "u64 (*bpf_get_attach_cookie)(void *ctx)"},
     {BPF_FUNC_probe_read_user_str,
      "long (*bpf_probe_read_user_str)(void *dst, u32 size, const void *unsafe_ptr)"},
 };

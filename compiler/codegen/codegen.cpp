@@ -6,16 +6,19 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <set>
 #include <vector>
 
 #include "compiler/codegen/c_names.h"
 #include "compiler/codegen/c_prelude.h"
 #include "compiler/codegen/function.h"
+#include "compiler/codegen/fusion.h"
 #include "compiler/codegen/internal.h"
 
 namespace bpfql {
 namespace {
 
+using codegen::AttachedBody;
 using codegen::ProbeEnv;
 using codegen::ProgramState;
 using codegen::QueryLayout;
@@ -66,9 +69,11 @@ struct SharedFunctions {
 
 // One function per probe: writes it and records how the runtime attaches it. A function equal to
 // one the query already has is not written again (""): the probe attaches that one.
+// Every function's body is also kept, with where it attaches, in `bodies` (for fusion).
 Result<std::string> probe_function(const CheckedQuery& q, const QueryLayout& layout,
                                    ProgramState& state, const ProbeRef& probe, int index, Role role,
-                                   PlanQuery& plan, SharedFunctions& shared) {
+                                   PlanQuery& plan, SharedFunctions& shared, size_t query_index,
+                                   std::vector<AttachedBody>& bodies) {
   ProbeEnv env;
   env.probe = &probe;
   env.index = index;
@@ -98,6 +103,10 @@ Result<std::string> probe_function(const CheckedQuery& q, const QueryLayout& lay
   plan.attaches.push_back(attach_of(q, probe, it->second));
   plan.attaches.back().raw_tracepoint_ok =
       probe.kind == ProbeKind::Tracepoint && gen.raw_tracepoint_ok();
+  plan.attaches.back().attach_cookie = gen.uses_attach_cookie();
+  plan.attaches.back().probe_index = static_cast<uint64_t>(index);
+  bodies.push_back({query_index, plan.attaches.size() - 1, text->substr(0, text->find('\n')),
+                    gen.body_lines()});
   if (!first) {
     ++shared.more_probes[it->second];
     return std::string();
@@ -106,8 +115,15 @@ Result<std::string> probe_function(const CheckedQuery& q, const QueryLayout& lay
   return text;
 }
 
-Result<std::string> query_program(const CheckedQuery& q, int index, ProgramState& state,
-                                  PlanQuery& plan) {
+// A query's C: its declarations, then its functions (by name), which are kept only while an
+// attach still names them (fusion moves attaches to fused functions).
+struct QueryText {
+  std::string declarations;
+  std::vector<std::pair<std::string, std::string>> functions;
+};
+
+Result<QueryText> query_program(const CheckedQuery& q, int index, ProgramState& state,
+                                PlanQuery& plan, std::vector<AttachedBody>& bodies) {
   if (q.probes.empty()) return error_at(q.loc, fmt::format("query '{}' has no probe", q.name));
   auto layout = codegen::layout_query(q, index);
   if (!layout) return std::unexpected(layout.error());
@@ -122,18 +138,18 @@ Result<std::string> query_program(const CheckedQuery& q, int index, ProgramState
       return error_at(q.loc, fmt::format("span query '{}' has no begin probe or key", q.name));
     for (size_t k = 0; k < q.span->begin.size(); ++k) {
       auto f = probe_function(q, *layout, state, q.span->begin[k], static_cast<int>(k),
-                              Role::SpanBegin, plan, shared);
-      if (!f) return f;
+                              Role::SpanBegin, plan, shared, static_cast<size_t>(index), bodies);
+      if (!f) return std::unexpected(f.error());
       add(*f);
     }
   }
   for (size_t k = 0; k < q.probes.size(); ++k) {
     auto f = probe_function(q, *layout, state, q.probes[k], static_cast<int>(k), Role::Main, plan,
-                            shared);
-    if (!f) return f;
+                            shared, static_cast<size_t>(index), bodies);
+    if (!f) return std::unexpected(f.error());
     add(*f);
   }
-  std::string functions;
+  QueryText out;
   for (auto& [name, text] : written) {
     if (int more = shared.more_probes[name]; more > 0) {  // on its opening comment
       size_t end = text.find(" */\n");
@@ -142,9 +158,10 @@ Result<std::string> query_program(const CheckedQuery& q, int index, ProgramState
                          more == 1 ? "" : "s") +
              text.substr(end);
     }
-    functions += "\n" + text;
+    out.functions.emplace_back(name, "\n" + text);
   }
-  return codegen::query_declarations(q, *layout, state.dialect, state.maps) + functions;
+  out.declarations = codegen::query_declarations(q, *layout, state.dialect, state.maps);
+  return out;
 }
 
 }  // namespace
@@ -176,14 +193,26 @@ Result<std::string> program_text(const CheckedProgram& program, codegen::Dialect
                                  Plan& plan) {
   ProgramState state;
   state.dialect = dialect;
-  std::string queries;
+  std::vector<QueryText> texts;
+  std::vector<AttachedBody> bodies;
   for (size_t i = 0; i < program.queries.size(); ++i) {
     PlanQuery pq;
-    auto text = query_program(program.queries[i], static_cast<int>(i), state, pq);
+    auto text = query_program(program.queries[i], static_cast<int>(i), state, pq, bodies);
     if (!text) return std::unexpected(text.error());
-    queries += "\n" + *text;
+    texts.push_back(std::move(*text));
     plan.queries.push_back(std::move(pq));
   }
+  std::string fused = codegen::fuse_by_attach_point(bodies, plan, state);
+  std::set<std::string> attached;
+  for (const auto& q : plan.queries)
+    for (const auto& a : q.attaches) attached.insert(a.function);
+  std::string queries;
+  for (const auto& text : texts) {
+    queries += "\n" + text.declarations;
+    for (const auto& [name, function] : text.functions)
+      if (attached.count(name)) queries += function;
+  }
+  queries += fused;
   plan.constants = state.constants;
   plan.maps = state.maps;
   std::string file = program.queries.empty() ? "" : program.queries[0].loc.file;

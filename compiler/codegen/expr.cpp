@@ -137,6 +137,12 @@ Result<CValue> FunctionGen::builtin(const Expr& e, const BuiltinRef& b) {
     case Builtin::Cgroup:
       return CValue{cached("cgroup_id", "u64 cgroup_id = bpf_get_current_cgroup_id();"), u64};
     case Builtin::Probe:
+      if (kind == ProbeKind::Tracepoint) {  // one function for every probe (attach_cookie)
+        uses_attach_cookie_ = true;
+        return CValue{cached("probe_index", fmt::format("u32 probe_index = bpf_get_attach_cookie({});",
+                                                        env_.ctx)),
+                      u32};
+      }
       return CValue{fmt::format("{}", env_.index), u32, true};
     case Builtin::Duration:
       if (env_.role != Role::Main || !query_.span)

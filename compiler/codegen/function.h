@@ -42,13 +42,20 @@ class FunctionGen {
   Result<std::string> generate();
   // After generate(): whether the function can run as a raw tracepoint (which the kernel calls
   // without building the record): it reads no field of the record and takes no kernel stack.
-  bool raw_tracepoint_ok() const { return !reads_record_ && !kernel_stack_; }
+  // A cookie is given to a raw tracepoint only by kernels from 6.10: such a function attaches as
+  // a tracepoint.
+  bool raw_tracepoint_ok() const { return !reads_record_ && !kernel_stack_ && !uses_attach_cookie_; }
+  // After generate(): the function takes `probe` from its BPF cookie (PlanAttach::attach_cookie).
+  bool uses_attach_cookie() const { return uses_attach_cookie_; }
   // After generate(): two functions of a query with equal keys are the same program, so one is
   // loaded and attached to both probes (a wildcard over 360 syscalls: one compile and one
   // verifier run, not 360). The key holds all the program depends on: its role, probe kind and
   // program type, its statements, and the layout of the record where it reads one (a
   // tracepoint's struct, its name left out). The `probe` builtin makes keys differ.
   std::string sharing_key() const;
+  // After generate(): the statements of the function's body, each indented, without the final
+  // `return 0;` (compiler/codegen/fusion.h runs several queries' bodies in one program).
+  const std::vector<std::string>& body_lines() const { return lines_; }
 
  private:
   // Statements (codegen_function.cpp).
@@ -123,6 +130,7 @@ class FunctionGen {
   int counter_ = 0;
   bool reads_record_ = false;
   bool kernel_stack_ = false;
+  bool uses_attach_cookie_ = false;
 };
 
 }  // namespace bpfql::codegen

@@ -12,9 +12,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <thread>
 
+#include "runtime/load/attach_cookie.h"
 #include "runtime/compile/stderr_capture.h"
 #include "runtime/compile/verifier_log.h"
 #include "runtime/load/resource_limits.h"
@@ -86,12 +88,13 @@ std::string attach_tracepoint(BpfObject& bpf, int prog, const PlanAttach& a, Att
     errno = 0;
     int fd = bpf_attach_raw_tracepoint(prog, name.c_str());
     if (fd >= 0) {
-      out.owned().push_back({fd, "", a.kind, true});
+      out.owned().push_back({fd, "", a.kind, true, true});
       return "";
     }
     prog = bpf.reload_as(a.function, BPF_PROG_TYPE_TRACEPOINT);
     if (prog < 0) return "cannot load its program as a tracepoint program: " + errno_text(errno);
   }
+  if (a.attach_cookie) return attach_tracepoint_with_cookie(prog, category, name, a.probe_index, out);
   errno = 0;
   int fd = bpf_attach_tracepoint(prog, category.c_str(), name.c_str());
   if (fd < 0) return errno_text(errno);
@@ -251,6 +254,9 @@ AttachResult attach_all(BpfObject& bpf, const Plan& plan, Attachments& out) {
   AttachResult r;
   StderrCapture capture;
   size_t index = 0;
+  // A fused program (compiler/codegen/fusion.h) is named by the attach of every query it
+  // runs: it is attached to its tracepoint once, for the first of them.
+  std::map<std::pair<std::string, std::string>, const PlanQuery*> first_query;  // function, tp
   for (const auto& q : plan.queries) {
     for (const auto& a : q.attaches) {
       if (stop_signal_pending()) {  // Ctrl-C while hundreds of probes attach
@@ -259,6 +265,13 @@ AttachResult attach_all(BpfObject& bpf, const Plan& plan, Attachments& out) {
         return r;
       }
       errno = 0;
+      if (a.kind == ProbeKind::Tracepoint) {
+        auto [it, first] = first_query.emplace(std::make_pair(a.function, a.tracepoint), &q);
+        if (!first && it->second != &q) {
+          ++r.probes;
+          continue;
+        }
+      }
       std::string reason = attach_one(bpf, a, index++, out);
       int err = errno;
       if (!reason.empty()) {
@@ -273,7 +286,7 @@ AttachResult attach_all(BpfObject& bpf, const Plan& plan, Attachments& out) {
   }
   // Each raw tracepoint is one PlanAttach with one link.
   r.raw_tracepoints = static_cast<int>(std::count_if(
-      out.owned().begin(), out.owned().end(), [](const OwnedProbe& p) { return p.link; }));
+      out.owned().begin(), out.owned().end(), [](const OwnedProbe& p) { return p.raw_tracepoint; }));
   r.log = without_libbcc_noise(capture.finish());
   return r;
 }

@@ -19,7 +19,8 @@ struct OwnedProbe {
   int fd = -1;
   std::string legacy_event;  // kprobe/uprobe event name, removed from tracefs after close
   ProbeKind kind = ProbeKind::Tracepoint;
-  bool link = false;  // a raw tracepoint's fd: no perf event to disable before closing
+  bool link = false;  // a BPF link's fd: no perf event to disable before closing
+  bool raw_tracepoint = false;  // the link is a raw tracepoint (not a perf event's with a cookie)
 };
 
 class Attachments {

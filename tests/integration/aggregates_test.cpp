@@ -1,6 +1,7 @@
 // Aggregates on the real kernel: the workload makes an exactly known set of system calls and
 // every number bpfql prints must match it exactly.
 #include <cmath>
+#include <set>
 
 #include <doctest/doctest.h>
 
@@ -348,16 +349,33 @@ TEST_CASE("sched_process_fork counted by the parent's pid field") {
 TEST_CASE("a tracepoint query that reads no field runs as a raw tracepoint and counts the same") {
   BPFQL_REQUIRE_ROOT();
   std::vector<std::string> raw;
-  TraceRun run = trace({.queries = {query_file("forks.yml"), query_file("forks-fieldless.yml")},
+  TraceRun run = trace({.queries = {query_file("forks-fieldless.yml")},
                         .workload = {"fork", "25"},
                         .while_tracing = [&](const Process& bpfql) {
                           raw = raw_tracepoints_held_by(bpfql.pid());
                         }});
-  // Only the query without fields: forks.yml reads args.parent_pid, so it needs the record.
   CHECK(raw == std::vector<std::string>{"sched_process_fork"});
   json fieldless = final_rows(run, "forks-fieldless");
   REQUIRE(fieldless.size() == 1);
   CHECK(fieldless[0]["parent"] == "bpfql-wl");
+  CHECK(as_int(fieldless[0]["forks"]) == 25);
+}
+
+TEST_CASE("next to a query that reads the record, both run as one ordinary tracepoint program") {
+  BPFQL_REQUIRE_ROOT();
+  std::vector<std::string> raw;
+  std::vector<uint32_t> programs;
+  TraceRun run = trace({.queries = {query_file("forks.yml"), query_file("forks-fieldless.yml")},
+                        .workload = {"fork", "25"},
+                        .while_tracing = [&](const Process& bpfql) {
+                          raw = raw_tracepoints_held_by(bpfql.pid());
+                          programs = bpf_programs_held_by(bpfql.pid());
+                        }});
+  // forks.yml reads args.parent_pid: the fused program needs the record (fusion_test.cpp).
+  CHECK(raw.empty());
+  CHECK(std::set<uint32_t>(programs.begin(), programs.end()).size() == 1);
+  json fieldless = final_rows(run, "forks-fieldless");
+  REQUIRE(fieldless.size() == 1);
   CHECK(as_int(fieldless[0]["forks"]) == 25);
   json with_fields = final_rows(run, "forks");
   REQUIRE(with_fields.size() == 1);

@@ -98,8 +98,11 @@ bool listed(const std::array<std::string_view, N>& list, std::string_view name) 
   return std::find(list.begin(), list.end(), name) != list.end();
 }
 
-// A function bpfql generates for query N: q0_p0, q12_drop, ...
+// A function bpfql generates for query N: q0_p0, q12_drop, ...; or a fused program: fused0.
 bool query_function(std::string_view name) {
+  if (name.starts_with("fused") && name.size() > 5 &&
+      name.find_first_not_of("0123456789", 5) == std::string_view::npos)
+    return true;
   size_t i = 1;
   if (name.empty() || name[0] != 'q') return false;
   while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;

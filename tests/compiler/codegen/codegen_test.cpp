@@ -57,10 +57,15 @@ std::string codegen_error(CheckedProgram program) {
   return plan ? "" : plan.error().message;
 }
 
-// The body of function `name` in `c`.
+// The body of function `name` in `c`; for a function fused with other queries' (on the same
+// tracepoint), its block in the fused function.
 std::string function_body(const std::string& c, const std::string& name) {
   auto start = c.find("int " + name + "(");
-  REQUIRE_MESSAGE(start != std::string::npos, "no function " << name);
+  if (start == std::string::npos) {
+    start = c.find("{  /* " + name + " */\n");
+    REQUIRE_MESSAGE(start != std::string::npos, "no function " << name);
+    return c.substr(start, c.find("\n  }\n", start) - start);
+  }
   auto end = c.find("\n}\n", start);
   return c.substr(start, end - start);
 }
@@ -455,7 +460,11 @@ TEST_CASE("attach points of every probe kind") {
   const PlanQuery& w = wild.queries[0];
   REQUIRE(w.attaches.size() == 2);
   CHECK(w.probe_names.size() == 2);
-  CHECK(function_body(wild.c_source, "q0_p1").find("key.probe = 1;") != std::string::npos);
+  // The probe's index is the attach cookie the runtime gives each probe.
+  CHECK(function_body(wild.c_source, "q0_p1").find("bpf_get_attach_cookie(args)") !=
+        std::string::npos);
+  CHECK(w.attaches[1].attach_cookie);
+  CHECK(w.attaches[1].probe_index == 1);
   CHECK(w.keys[0].display == Display::Probe);
 }
 

@@ -123,32 +123,6 @@ static __always_inline void q0_lose(void) {
     (*n)++;
 }
 
-/* query 'connects' (q.yml:2): tracepoint:sock:inet_sock_set_state */
-BPFQL_FUNCTION(q0_p0)(struct tp_sock_inet_sock_set_state *args) {
-  /* where args.newstate == 2 */
-  s32 args_newstate = args->newstate;
-  if (!(args_newstate == 2))
-    return 0;
-  /* where args.saddr != args.daddr */
-  u8 diff0 = 0;
-  for (u32 i = 0; i < 4; i++)
-    diff0 |= args->saddr[i] ^ args->daddr[i];
-  if (diff0 == 0)
-    return 0;
-  struct q0_event ev;
-  __builtin_memset(&ev, 0, sizeof(ev));
-  u64 ts = bpf_ktime_get_ns();
-  ev.ts = ts;
-  __builtin_memcpy(ev.args_saddr, args->saddr, 4);
-  __builtin_memcpy(ev.args_daddr, args->daddr, 4);
-  u16 args_dport = args->dport;
-  ev.args_dport = args_dport;
-  __builtin_memcpy(ev.args_daddr_v6, args->daddr_v6, 16);
-  if (bpf_perf_event_output(args, &q0_events, BPF_F_CURRENT_CPU, &ev, sizeof(ev)) < 0)  /* the buffer is full */
-    q0_lose();
-  return 0;
-}
-
 /* query 'by-peer' (q.yml:6) */
 struct q1_key {
   u8 args_daddr[4];        /* args.daddr */
@@ -174,22 +148,6 @@ static __always_inline void q1_drop(void) {
   u64 *n = bpf_map_lookup_elem(&q1_dropped, &idx);
   if (n)
     (*n)++;
-}
-
-/* query 'by-peer' (q.yml:6): tracepoint:sock:inet_sock_set_state */
-BPFQL_FUNCTION(q1_p0)(struct tp_sock_inet_sock_set_state *args) {
-  struct q1_key key;
-  __builtin_memset(&key, 0, sizeof(key));
-  __builtin_memcpy(key.args_daddr, args->daddr, 4);
-  __builtin_memcpy(key.args_daddr_v6, args->daddr_v6, 16);
-  struct q1_val zero = {};
-  struct q1_val *v = bpfql_lookup_or_init(&q1_vals, &key, &zero);
-  if (!v) {  /* the map is full */
-    q1_drop();
-    return 0;
-  }
-  v->n++;  /* per-CPU: no atomics needed */
-  return 0;
 }
 
 /* query 'packets' (q.yml:10) */
@@ -229,5 +187,50 @@ BPFQL_FUNCTION(q2_p0)(struct tp_tcp_tcp_probe *args) {
     return 0;
   }
   v->n++;  /* per-CPU: no atomics needed */
+  return 0;
+}
+
+/* tracepoint sock:inet_sock_set_state: 2 queries in one program, each body in turn (fused: one attach, one record) */
+BPFQL_FUNCTION(fused0)(struct tp_sock_inet_sock_set_state *args) {
+  /* query 'connects' (q.yml:2): tracepoint:sock:inet_sock_set_state */
+  {  /* q0_p0 */
+    /* where args.newstate == 2 */
+    s32 args_newstate = args->newstate;
+    if (!(args_newstate == 2))
+      goto fused0_0_end;
+    /* where args.saddr != args.daddr */
+    u8 diff0 = 0;
+    for (u32 i = 0; i < 4; i++)
+      diff0 |= args->saddr[i] ^ args->daddr[i];
+    if (diff0 == 0)
+      goto fused0_0_end;
+    struct q0_event ev;
+    __builtin_memset(&ev, 0, sizeof(ev));
+    u64 ts = bpf_ktime_get_ns();
+    ev.ts = ts;
+    __builtin_memcpy(ev.args_saddr, args->saddr, 4);
+    __builtin_memcpy(ev.args_daddr, args->daddr, 4);
+    u16 args_dport = args->dport;
+    ev.args_dport = args_dport;
+    __builtin_memcpy(ev.args_daddr_v6, args->daddr_v6, 16);
+    if (bpf_perf_event_output(args, &q0_events, BPF_F_CURRENT_CPU, &ev, sizeof(ev)) < 0)  /* the buffer is full */
+      q0_lose();
+  }
+fused0_0_end:;
+  /* query 'by-peer' (q.yml:6): tracepoint:sock:inet_sock_set_state */
+  {  /* q1_p0 */
+    struct q1_key key;
+    __builtin_memset(&key, 0, sizeof(key));
+    __builtin_memcpy(key.args_daddr, args->daddr, 4);
+    __builtin_memcpy(key.args_daddr_v6, args->daddr_v6, 16);
+    struct q1_val zero = {};
+    struct q1_val *v = bpfql_lookup_or_init(&q1_vals, &key, &zero);
+    if (!v) {  /* the map is full */
+      q1_drop();
+      goto fused0_1_end;
+    }
+    v->n++;  /* per-CPU: no atomics needed */
+  }
+fused0_1_end:;
   return 0;
 }

@@ -60,16 +60,6 @@ static __always_inline void q0_drop(void) {
     (*n)++;
 }
 
-/* query 'sizes' (q.yml:2): tracepoint:syscalls:sys_enter_read */
-BPFQL_FUNCTION(q0_p0)(struct tp_syscalls_sys_enter_read *args) {
-  u64 args_count = args->count;
-  u32 slot0 = bpfql_hist_slot(args_count);
-  u64 *c0 = bpf_map_lookup_elem(&q0_h0, &slot0);
-  if (c0)
-    (*c0)++;
-  return 0;
-}
-
 /* query 'sizes-by-comm' (q.yml:5) */
 struct q1_key {
   char comm[16];
@@ -104,31 +94,43 @@ static __always_inline void q1_drop(void) {
     (*n)++;
 }
 
-/* query 'sizes-by-comm' (q.yml:5): tracepoint:syscalls:sys_enter_read */
-BPFQL_FUNCTION(q1_p0)(struct tp_syscalls_sys_enter_read *args) {
-  struct q1_hkey hk;
-  __builtin_memset(&hk, 0, sizeof(hk));
-  bpf_get_current_comm(hk.k.comm, sizeof(hk.k.comm));
-  struct q1_val zero = {};
-  struct q1_val *v = bpfql_lookup_or_init(&q1_vals, &hk.k, &zero);
-  if (!v) {  /* the map is full */
-    q1_drop();
-    return 0;
+/* tracepoint syscalls:sys_enter_read: 2 queries in one program, each body in turn (fused: one attach, one record) */
+BPFQL_FUNCTION(fused0)(struct tp_syscalls_sys_enter_read *args) {
+  /* query 'sizes' (q.yml:2): tracepoint:syscalls:sys_enter_read */
+  {  /* q0_p0 */
+    u64 args_count = args->count;
+    u32 slot0 = bpfql_hist_slot(args_count);
+    u64 *c0 = bpf_map_lookup_elem(&q0_h0, &slot0);
+    if (c0)
+      (*c0)++;
   }
-  v->n++;  /* per-CPU: no atomics needed */
-  u64 args_count = args->count;
-  u64 zero64 = 0;
-  hk.slot = bpfql_hist_slot(args_count);
-  u64 *c1 = bpfql_lookup_or_init(&q1_h1, &hk, &zero64);
-  if (c1)
-    (*c1)++;
-  else  /* the map is full */
-    q1_drop();
-  hk.slot = bpfql_lhist_slot(args_count, 0, 1000, 100, 11);
-  u64 *c2 = bpfql_lookup_or_init(&q1_h2, &hk, &zero64);
-  if (c2)
-    (*c2)++;
-  else  /* the map is full */
-    q1_drop();
+  /* query 'sizes-by-comm' (q.yml:5): tracepoint:syscalls:sys_enter_read */
+  {  /* q1_p0 */
+    struct q1_hkey hk;
+    __builtin_memset(&hk, 0, sizeof(hk));
+    bpf_get_current_comm(hk.k.comm, sizeof(hk.k.comm));
+    struct q1_val zero = {};
+    struct q1_val *v = bpfql_lookup_or_init(&q1_vals, &hk.k, &zero);
+    if (!v) {  /* the map is full */
+      q1_drop();
+      goto fused0_1_end;
+    }
+    v->n++;  /* per-CPU: no atomics needed */
+    u64 args_count = args->count;
+    u64 zero64 = 0;
+    hk.slot = bpfql_hist_slot(args_count);
+    u64 *c1 = bpfql_lookup_or_init(&q1_h1, &hk, &zero64);
+    if (c1)
+      (*c1)++;
+    else  /* the map is full */
+      q1_drop();
+    hk.slot = bpfql_lhist_slot(args_count, 0, 1000, 100, 11);
+    u64 *c2 = bpfql_lookup_or_init(&q1_h2, &hk, &zero64);
+    if (c2)
+      (*c2)++;
+    else  /* the map is full */
+      q1_drop();
+  }
+fused0_1_end:;
   return 0;
 }

@@ -45,29 +45,6 @@ _Static_assert(sizeof(struct tp_syscalls_sys_enter_read) == 40 &&
                __builtin_offsetof(struct tp_syscalls_sys_enter_read, count) == 32,
                "layout of struct tp_syscalls_sys_enter_read");
 
-/* tracepoint syscalls:sys_enter_write, laid out from its format file */
-struct tp_syscalls_sys_enter_write {
-  u16 common_type;
-  u8 common_flags;
-  u8 common_preempt_count;
-  s32 common_pid;
-  s32 __syscall_nr;
-  u8 __pad0[4];
-  u64 fd;
-  u64 buf;
-  u64 count;
-} __attribute__((packed, aligned(8)));
-_Static_assert(sizeof(struct tp_syscalls_sys_enter_write) == 40 &&
-               __builtin_offsetof(struct tp_syscalls_sys_enter_write, common_type) == 0 &&
-               __builtin_offsetof(struct tp_syscalls_sys_enter_write, common_flags) == 2 &&
-               __builtin_offsetof(struct tp_syscalls_sys_enter_write, common_preempt_count) == 3 &&
-               __builtin_offsetof(struct tp_syscalls_sys_enter_write, common_pid) == 4 &&
-               __builtin_offsetof(struct tp_syscalls_sys_enter_write, __syscall_nr) == 8 &&
-               __builtin_offsetof(struct tp_syscalls_sys_enter_write, fd) == 16 &&
-               __builtin_offsetof(struct tp_syscalls_sys_enter_write, buf) == 24 &&
-               __builtin_offsetof(struct tp_syscalls_sys_enter_write, count) == 32,
-               "layout of struct tp_syscalls_sys_enter_write");
-
 /* tracepoint syscalls:sys_enter_close, laid out from its format file */
 struct tp_syscalls_sys_enter_close {
   u16 common_type;
@@ -87,7 +64,7 @@ _Static_assert(sizeof(struct tp_syscalls_sys_enter_close) == 24 &&
                __builtin_offsetof(struct tp_syscalls_sys_enter_close, fd) == 16,
                "layout of struct tp_syscalls_sys_enter_close");
 
-/* query 'exits' (q.yml:5) */
+/* query 'exits' (q.yml:6) */
 struct q0_key {
   char comm[16];
 } __attribute__((packed, aligned(8)));
@@ -113,7 +90,7 @@ static __always_inline void q0_drop(void) {
     (*n)++;
 }
 
-/* query 'exits' (q.yml:5): tracepoint:syscalls:sys_exit_read and 2 more probes of the query: the same program */
+/* query 'exits' (q.yml:6): tracepoint:syscalls:sys_exit_read and 2 more probes of the query: the same program */
 int q0_p0(struct tp_syscalls_sys_exit_read *args) {
   /* where pid == $target */
   u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -137,7 +114,7 @@ int q0_p0(struct tp_syscalls_sys_exit_read *args) {
   return 0;
 }
 
-/* query 'by-probe' (q.yml:13) */
+/* query 'by-probe' (q.yml:14) */
 struct q1_key {
   u32 probe;
   u8 __pad0[4];
@@ -162,11 +139,12 @@ static __always_inline void q1_drop(void) {
     (*n)++;
 }
 
-/* query 'by-probe' (q.yml:13): tracepoint:syscalls:sys_enter_read */
+/* query 'by-probe' (q.yml:14): tracepoint:syscalls:sys_enter_read and 1 more probe of the query: the same program */
 int q1_p0(struct tp_syscalls_sys_enter_read *args) {
   struct q1_key key;
   __builtin_memset(&key, 0, sizeof(key));
-  key.probe = 0;
+  u32 probe_index = bpf_get_attach_cookie(args);
+  key.probe = probe_index;
   struct q1_val zero = {};
   struct q1_val *v = q1_vals.lookup_or_try_init(&key, &zero);
   if (!v) {  /* the map is full */
@@ -177,22 +155,7 @@ int q1_p0(struct tp_syscalls_sys_enter_read *args) {
   return 0;
 }
 
-/* query 'by-probe' (q.yml:13): tracepoint:syscalls:sys_enter_write */
-int q1_p1(struct tp_syscalls_sys_enter_write *args) {
-  struct q1_key key;
-  __builtin_memset(&key, 0, sizeof(key));
-  key.probe = 1;
-  struct q1_val zero = {};
-  struct q1_val *v = q1_vals.lookup_or_try_init(&key, &zero);
-  if (!v) {  /* the map is full */
-    q1_drop();
-    return 0;
-  }
-  v->n++;  /* per-CPU: no atomics needed */
-  return 0;
-}
-
-/* query 'fds' (q.yml:17) */
+/* query 'fds' (q.yml:18) */
 struct q2_val {
   u64 n;                   /* events of this key on this CPU */
 } __attribute__((packed, aligned(8)));
@@ -210,7 +173,7 @@ static __always_inline void q2_drop(void) {
     (*n)++;
 }
 
-/* query 'fds' (q.yml:17): tracepoint:syscalls:sys_enter_read */
+/* query 'fds' (q.yml:18): tracepoint:syscalls:sys_enter_read */
 int q2_p0(struct tp_syscalls_sys_enter_read *args) {
   /* where args.fd == 1 */
   u32 args_fd = (u32)args->fd;
@@ -224,7 +187,7 @@ int q2_p0(struct tp_syscalls_sys_enter_read *args) {
   return 0;
 }
 
-/* query 'fds' (q.yml:17): tracepoint:syscalls:sys_enter_close */
+/* query 'fds' (q.yml:18): tracepoint:syscalls:sys_enter_close */
 int q2_p1(struct tp_syscalls_sys_enter_close *args) {
   /* where args.fd == 1 */
   u32 args_fd = (u32)args->fd;

@@ -50,26 +50,6 @@ static __always_inline void q0_drop(void) {
     (*n)++;
 }
 
-/* query 'passwd' (q.yml:2): tracepoint:syscalls:sys_enter_openat */
-BPFQL_FUNCTION(q0_p0)(struct tp_syscalls_sys_enter_openat *args) {
-  /* where args.filename == "/etc/passwd" */
-  char s0[64] __attribute__((aligned(8)));
-  bpf_probe_read_user_str(s0, sizeof(s0), (void *)args->filename);
-  if (!(((*(u64 *)&s0[0] ^ 0x7361702f6374652fULL) | (*(u32 *)&s0[8] ^ 0x00647773)) == 0))
-    return 0;
-  struct q0_key key;
-  __builtin_memset(&key, 0, sizeof(key));
-  bpf_get_current_comm(key.comm, sizeof(key.comm));
-  struct q0_val zero = {};
-  struct q0_val *v = bpfql_lookup_or_init(&q0_vals, &key, &zero);
-  if (!v) {  /* the map is full */
-    q0_drop();
-    return 0;
-  }
-  v->n++;  /* per-CPU: no atomics needed */
-  return 0;
-}
-
 /* query 'etc' (q.yml:7) */
 struct q1_key {
   char comm[16];
@@ -96,41 +76,6 @@ static __always_inline void q1_drop(void) {
     (*n)++;
 }
 
-/* query 'etc' (q.yml:7): tracepoint:syscalls:sys_enter_openat */
-BPFQL_FUNCTION(q1_p0)(struct tp_syscalls_sys_enter_openat *args) {
-  /* where uid == 0 */
-  u64 uid_gid = bpf_get_current_uid_gid();
-  if (!((u32)uid_gid == 0))
-    return 0;
-  /* where startswith(args.filename, "/etc/") */
-  struct q1_key key;
-  __builtin_memset(&key, 0, sizeof(key));
-  bpf_probe_read_user_str(key.args_filename, sizeof(key.args_filename), (void *)args->filename);
-  if (!(((*(u32 *)&key.args_filename[0] ^ 0x6374652f) | ((u8)key.args_filename[4] ^ 0x2f)) == 0))
-    return 0;
-  /* where contains(args.filename, "pass") */
-  u8 found0 = 0;
-  for (u32 i = 0; i < 61; i++) {
-    if (key.args_filename[i] == 0)
-      break;
-    if (((key.args_filename[i] ^ 'p') | (key.args_filename[i + 1] ^ 'a') | (key.args_filename[i + 2] ^ 's') | (key.args_filename[i + 3] ^ 's')) == 0) {
-      found0 = 1;
-      break;
-    }
-  }
-  if (!found0)
-    return 0;
-  bpf_get_current_comm(key.comm, sizeof(key.comm));
-  struct q1_val zero = {};
-  struct q1_val *v = bpfql_lookup_or_init(&q1_vals, &key, &zero);
-  if (!v) {  /* the map is full */
-    q1_drop();
-    return 0;
-  }
-  v->n++;  /* per-CPU: no atomics needed */
-  return 0;
-}
-
 /* query 'comms' (q.yml:15) */
 struct q2_val {
   u64 n;                   /* events of this key on this CPU */
@@ -149,29 +94,86 @@ static __always_inline void q2_drop(void) {
     (*n)++;
 }
 
-/* query 'comms' (q.yml:15): tracepoint:syscalls:sys_enter_openat */
-BPFQL_FUNCTION(q2_p0)(struct tp_syscalls_sys_enter_openat *args) {
-  /* where comm in ("bash", "sh") */
-  char s0[16] __attribute__((aligned(8)));
-  bpf_get_current_comm(s0, sizeof(s0));
-  if (!(((((u8)((s0[0] ^ 'b') | (s0[1] ^ 'a') | (s0[2] ^ 's') | (s0[3] ^ 'h') | s0[4]) + 255) >> 8) & (((u8)((s0[0] ^ 's') | (s0[1] ^ 'h') | s0[2]) + 255) >> 8)) == 0))
-    return 0;
-  /* where !contains(comm, "x") */
-  u8 found0 = 0;
-  for (u32 i = 0; i < 16; i++) {
-    if (s0[i] == 0)
-      break;
-    if ((s0[i] ^ 'x') == 0) {
-      found0 = 1;
-      break;
+/* tracepoint syscalls:sys_enter_openat: 3 queries in one program, each body in turn (fused: one attach, one record) */
+BPFQL_FUNCTION(fused0)(struct tp_syscalls_sys_enter_openat *args) {
+  /* query 'passwd' (q.yml:2): tracepoint:syscalls:sys_enter_openat */
+  {  /* q0_p0 */
+    /* where args.filename == "/etc/passwd" */
+    char s0[64] __attribute__((aligned(8)));
+    bpf_probe_read_user_str(s0, sizeof(s0), (void *)args->filename);
+    if (!(((*(u64 *)&s0[0] ^ 0x7361702f6374652fULL) | (*(u32 *)&s0[8] ^ 0x00647773)) == 0))
+      goto fused0_0_end;
+    struct q0_key key;
+    __builtin_memset(&key, 0, sizeof(key));
+    bpf_get_current_comm(key.comm, sizeof(key.comm));
+    struct q0_val zero = {};
+    struct q0_val *v = bpfql_lookup_or_init(&q0_vals, &key, &zero);
+    if (!v) {  /* the map is full */
+      q0_drop();
+      goto fused0_0_end;
     }
+    v->n++;  /* per-CPU: no atomics needed */
   }
-  if (found0)
-    return 0;
-  u32 idx0 = 0;
-  struct q2_val *v = bpf_map_lookup_elem(&q2_vals, &idx0);
-  if (!v)
-    return 0;
-  v->n++;  /* per-CPU: no atomics needed */
+fused0_0_end:;
+  /* query 'etc' (q.yml:7): tracepoint:syscalls:sys_enter_openat */
+  {  /* q1_p0 */
+    /* where uid == 0 */
+    u64 uid_gid = bpf_get_current_uid_gid();
+    if (!((u32)uid_gid == 0))
+      goto fused0_1_end;
+    /* where startswith(args.filename, "/etc/") */
+    struct q1_key key;
+    __builtin_memset(&key, 0, sizeof(key));
+    bpf_probe_read_user_str(key.args_filename, sizeof(key.args_filename), (void *)args->filename);
+    if (!(((*(u32 *)&key.args_filename[0] ^ 0x6374652f) | ((u8)key.args_filename[4] ^ 0x2f)) == 0))
+      goto fused0_1_end;
+    /* where contains(args.filename, "pass") */
+    u8 found0 = 0;
+    for (u32 i = 0; i < 61; i++) {
+      if (key.args_filename[i] == 0)
+        break;
+      if (((key.args_filename[i] ^ 'p') | (key.args_filename[i + 1] ^ 'a') | (key.args_filename[i + 2] ^ 's') | (key.args_filename[i + 3] ^ 's')) == 0) {
+        found0 = 1;
+        break;
+      }
+    }
+    if (!found0)
+      goto fused0_1_end;
+    bpf_get_current_comm(key.comm, sizeof(key.comm));
+    struct q1_val zero = {};
+    struct q1_val *v = bpfql_lookup_or_init(&q1_vals, &key, &zero);
+    if (!v) {  /* the map is full */
+      q1_drop();
+      goto fused0_1_end;
+    }
+    v->n++;  /* per-CPU: no atomics needed */
+  }
+fused0_1_end:;
+  /* query 'comms' (q.yml:15): tracepoint:syscalls:sys_enter_openat */
+  {  /* q2_p0 */
+    /* where comm in ("bash", "sh") */
+    char s0[16] __attribute__((aligned(8)));
+    bpf_get_current_comm(s0, sizeof(s0));
+    if (!(((((u8)((s0[0] ^ 'b') | (s0[1] ^ 'a') | (s0[2] ^ 's') | (s0[3] ^ 'h') | s0[4]) + 255) >> 8) & (((u8)((s0[0] ^ 's') | (s0[1] ^ 'h') | s0[2]) + 255) >> 8)) == 0))
+      goto fused0_2_end;
+    /* where !contains(comm, "x") */
+    u8 found0 = 0;
+    for (u32 i = 0; i < 16; i++) {
+      if (s0[i] == 0)
+        break;
+      if ((s0[i] ^ 'x') == 0) {
+        found0 = 1;
+        break;
+      }
+    }
+    if (found0)
+      goto fused0_2_end;
+    u32 idx0 = 0;
+    struct q2_val *v = bpf_map_lookup_elem(&q2_vals, &idx0);
+    if (!v)
+      goto fused0_2_end;
+    v->n++;  /* per-CPU: no atomics needed */
+  }
+fused0_2_end:;
   return 0;
 }

@@ -77,47 +77,6 @@ static __always_inline void q0_drop(void) {
     (*n)++;
 }
 
-/* query 'sw' (q.yml:2): tracepoint:sched:sched_switch */
-BPFQL_FUNCTION(q0_p0)(struct tp_sched_sched_switch *args) {
-  /* where prev_comm == next_comm || startswith(args.next_comm, "kworker") */
-  struct q0_key key;
-  __builtin_memset(&key, 0, sizeof(key));
-  __builtin_memcpy(key.args_prev_comm, args->prev_comm, 16);
-  u8 ended0 = 0;
-  for (u32 i = 0; i < 16; i++) {
-    ended0 |= key.args_prev_comm[i] == 0;
-    key.args_prev_comm[i] &= (u8)(ended0 - 1);
-  }
-  char s0[16] __attribute__((aligned(8)));
-  __builtin_memcpy(s0, args->next_comm, 16);
-  u8 ended1 = 0;
-  for (u32 i = 0; i < 16; i++) {
-    ended1 |= s0[i] == 0;
-    s0[i] &= (u8)(ended1 - 1);
-  }
-  u8 same2 = 1;
-  for (u32 i = 0; i < 16; i++) {
-    if (key.args_prev_comm[i] != s0[i]) {
-      same2 = 0;
-      break;
-    }
-    if (key.args_prev_comm[i] == 0)
-      break;
-  }
-  if (!(same2 || (((*(u32 *)&s0[0] ^ 0x726f776b) | (*(u16 *)&s0[4] ^ 0x656b) | ((u8)s0[6] ^ 0x72)) == 0)))
-    return 0;
-  s32 args_next_pid = args->next_pid;
-  key.args_next_pid = args_next_pid;
-  struct q0_val zero = {};
-  struct q0_val *v = bpfql_lookup_or_init(&q0_vals, &key, &zero);
-  if (!v) {  /* the map is full */
-    q0_drop();
-    return 0;
-  }
-  v->n++;  /* per-CPU: no atomics needed */
-  return 0;
-}
-
 /* query 'execs' (q.yml:7) */
 struct q1_event {
   u64 ts;                  /* event time (ns) */
@@ -205,19 +164,53 @@ static __always_inline void q2_drop(void) {
     (*n)++;
 }
 
-/* query 'stacks' (q.yml:11): tracepoint:sched:sched_switch */
-BPFQL_FUNCTION(q2_p0)(struct tp_sched_sched_switch *args) {
-  struct q2_key key;
-  __builtin_memset(&key, 0, sizeof(key));
-  key.kstack = bpf_get_stackid(args, &q2_stacks, 0);
-  u32 cpu = bpf_get_smp_processor_id();
-  key.cpu = cpu;
-  struct q2_val zero = {};
-  struct q2_val *v = bpfql_lookup_or_init(&q2_vals, &key, &zero);
-  if (!v) {  /* the map is full */
-    q2_drop();
-    return 0;
+/* tracepoint sched:sched_switch: 2 queries in one program, each body in turn (fused: one attach, one record) */
+BPFQL_FUNCTION(fused0)(struct tp_sched_sched_switch *args) {
+  /* query 'sw' (q.yml:2): tracepoint:sched:sched_switch */
+  {  /* q0_p0 */
+    /* where prev_comm == next_comm || startswith(args.next_comm, "kworker") */
+    struct q0_key key;
+    __builtin_memset(&key, 0, sizeof(key));
+    __builtin_memcpy(key.args_prev_comm, args->prev_comm, 16);
+    char s0[16] __attribute__((aligned(8)));
+    __builtin_memcpy(s0, args->next_comm, 16);
+    u8 same0 = 1;
+    for (u32 i = 0; i < 16; i++) {
+      if (key.args_prev_comm[i] != s0[i]) {
+        same0 = 0;
+        break;
+      }
+      if (key.args_prev_comm[i] == 0)
+        break;
+    }
+    if (!(same0 || (((*(u32 *)&s0[0] ^ 0x726f776b) | (*(u16 *)&s0[4] ^ 0x656b) | ((u8)s0[6] ^ 0x72)) == 0)))
+      goto fused0_0_end;
+    s32 args_next_pid = args->next_pid;
+    key.args_next_pid = args_next_pid;
+    struct q0_val zero = {};
+    struct q0_val *v = bpfql_lookup_or_init(&q0_vals, &key, &zero);
+    if (!v) {  /* the map is full */
+      q0_drop();
+      goto fused0_0_end;
+    }
+    v->n++;  /* per-CPU: no atomics needed */
   }
-  v->n++;  /* per-CPU: no atomics needed */
+fused0_0_end:;
+  /* query 'stacks' (q.yml:11): tracepoint:sched:sched_switch */
+  {  /* q2_p0 */
+    struct q2_key key;
+    __builtin_memset(&key, 0, sizeof(key));
+    key.kstack = bpf_get_stackid(args, &q2_stacks, 0);
+    u32 cpu = bpf_get_smp_processor_id();
+    key.cpu = cpu;
+    struct q2_val zero = {};
+    struct q2_val *v = bpfql_lookup_or_init(&q2_vals, &key, &zero);
+    if (!v) {  /* the map is full */
+      q2_drop();
+      goto fused0_1_end;
+    }
+    v->n++;  /* per-CPU: no atomics needed */
+  }
+fused0_1_end:;
   return 0;
 }

@@ -83,7 +83,8 @@ int q0_p0(struct tp_syscalls_sys_enter_pwrite64 *args) {
     return 0;
   struct q0_key key;
   __builtin_memset(&key, 0, sizeof(key));
-  key.probe = 0;
+  u32 probe_index = bpf_get_attach_cookie(args);
+  key.probe = probe_index;
   struct q0_val zero = {};
   struct q0_val *v = q0_vals.lookup_or_try_init(&key, &zero);
   if (!v) {  /* the map is full */
@@ -103,7 +104,8 @@ int q0_p1(struct tp_syscalls_sys_enter_write *args) {
     return 0;
   struct q0_key key;
   __builtin_memset(&key, 0, sizeof(key));
-  key.probe = 1;
+  u32 probe_index = bpf_get_attach_cookie(args);
+  key.probe = probe_index;
   struct q0_val zero = {};
   struct q0_val *v = q0_vals.lookup_or_try_init(&key, &zero);
   if (!v) {  /* the map is full */

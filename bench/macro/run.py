@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""bench/macro: the always-on benchmark (bench/README.md, "Always on").
+
+Times a fixed multi-process, syscall-heavy workload (macro_workload) with nothing attached, with
+every aggregating library query served at once by `bpfql serve`, and with the same queries as
+bpftrace scripts (one bpftrace per query, all at once). Reports throughput lost, the tracers'
+CPU and RSS, bpfql's idle CPU, and the cost per event as the number of queries grows: the
+library's first 1, 5, 10, all queries served by one bpfql, and N queries on the same tracepoint
+(raw_syscalls:sys_enter), fused into one program by one bpfql or run unfused by N bpfqls.
+
+Needs root, a build (BUILD_DIR, default build-bench/ or build/) and bpftrace. Short by design:
+the machine is shared; numbers from a loaded machine are noisy, and it says so.
+"""
+import argparse, json, os, signal, subprocess, sys, tempfile, time, urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+# The library's aggregating queries (streaming ones and USDT-only ones left out), in the order
+# the curve adds them.
+LIBRARY = ["syscalls/top", "syscalls/by-name", "hosting/top-users", "syscalls/errors",
+           "syscalls/read-bytes", "sched/switches", "sched/wakeups", "process/forks",
+           "syscalls/open-files", "syscalls/read-latency", "syscalls/opens", "mm/page-faults",
+           "mm/page-allocs", "process/signals", "net/send-bytes", "net/tcp-states",
+           "net/tcp-retransmits", "block/io-by-process", "block/io-size", "process/cpu-profile"]
+
+
+def find_build(arg):
+    for d in ([arg] if arg else [os.path.join(ROOT, "build-bench"), os.path.join(ROOT, "build")]):
+        if d and os.path.exists(os.path.join(d, "bpfql")):
+            return d
+    sys.exit("no build with bpfql found (BUILD_DIR)")
+
+
+def cpu_ns(pid):
+    """CPU time of a process, all its threads, in ns (schedstat)."""
+    total = 0
+    try:
+        for t in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                total += int(f.read().split()[0])
+    except OSError:
+        pass
+    return total
+
+
+def rss_kb(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def workload(build, procs, iters):
+    out = subprocess.run([os.path.join(build, "bench", "bench_macro_workload"), str(procs), str(iters)],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out)["seconds"]
+
+
+def timed(build, args, pids):
+    """Median workload seconds over the rounds, and the tracers' CPU (ns) over all of them."""
+    before = sum(cpu_ns(p) for p in pids)
+    times = sorted(workload(build, args.procs, args.iters) for _ in range(args.rounds))
+    cpu = sum(cpu_ns(p) for p in pids) - before
+    return times[len(times) // 2], cpu, sum(times)
+
+
+def wait_metrics(port, proc, timeout=60):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("bpfql serve exited: " + proc.stderr.read())
+        try:
+            body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+            if "bpfql_up 1" in body:
+                return
+        except Exception:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError("bpfql serve did not come up")
+
+
+def start_serve(build, queries, port, cache):
+    env = dict(os.environ, BPFQL_CACHE_DIR=cache)
+    p = subprocess.Popen([os.path.join(build, "bpfql"), "serve", "--listen", f"127.0.0.1:{port}",
+                          "--interval", "1s"] + queries,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    wait_metrics(port, p)
+    return p
+
+
+def stop(procs):
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+    for p in procs:
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+def attached(pid):
+    """Whether process `pid` holds a perf event or a BPF link (a program attached)."""
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if target in ("anon_inode:[perf_event]", "anon_inode:bpf_link"):
+                return True
+    except OSError:
+        pass
+    return False
+
+
+def start_bpftrace(names, timeout=180):
+    procs = []
+    for n in names:
+        script = os.path.join(HERE, "bpftrace", n.split("/")[1] + ".bt")
+        # Its stdout is a pipe, so bpftrace buffers "Attaching..." until it exits: the kernel
+        # says when it attached instead. Output (the maps at exit) is not read.
+        procs.append(subprocess.Popen(["bpftrace", script], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL))
+    deadline = time.time() + timeout
+    while not all(attached(p.pid) for p in procs):
+        dead = [p for p in procs if p.poll() is not None]
+        if dead or time.time() > deadline:
+            stop(procs)
+            raise RuntimeError(f"bpftrace: {len(dead)} exited, or not attached in time")
+        time.sleep(0.5)
+    time.sleep(2)  # the last probes of each
+    return procs
+
+
+def same_probe_queries(n, directory):
+    files = []
+    for k in range(n):
+        path = os.path.join(directory, f"same{k}.yml")
+        with open(path, "w") as f:
+            f.write(f"name: same{k}\nprobe: tracepoint:raw_syscalls:sys_enter\n"
+                    f"where: uid != {100000 + k}\nselect: count() as calls\ngroup_by: comm\n")
+        files.append(path)
+    return files
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.environ.get("BUILD_DIR"))
+    ap.add_argument("--procs", type=int, default=4)
+    ap.add_argument("--iters", type=int, default=20000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--port", type=int, default=19435)
+    ap.add_argument("--counts", default="1,5,10,20")
+    ap.add_argument("--no-bpftrace", action="store_true")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "macro.md"))
+    args = ap.parse_args()
+    build = find_build(args.build)
+    cache = tempfile.mkdtemp(prefix="bpfql-macro-cache-")
+    queries = [os.path.join(ROOT, "queries", q + ".yml") for q in LIBRARY]
+    rounds_total = args.procs * args.iters
+    with open("/proc/loadavg") as f:
+        load_start = f.read().split()[:3]
+    rows = {}
+
+    none, _, _ = timed(build, args, [])
+    rows["none"] = {"s": none}
+
+    def served(files, label, port):
+        p = start_serve(build, files, port, cache)
+        try:
+            rss = rss_kb(p.pid)
+            s, cpu, wall = timed(build, args, [p.pid])
+            idle0 = cpu_ns(p.pid)
+            time.sleep(5)
+            idle = (cpu_ns(p.pid) - idle0) / 5e9 * 100
+            rows[label] = {"s": s, "cpu_pct": cpu / (wall * 1e9) * 100, "rss_mb": max(rss, rss_kb(p.pid)) / 1024,
+                           "idle_pct": idle, "queries": len(files)}
+        finally:
+            stop([p])
+
+    served(queries, "bpfql serve (all)", args.port)
+    if not args.no_bpftrace:
+        procs = start_bpftrace(LIBRARY)
+        try:
+            pids = [p.pid for p in procs]
+            rss = sum(rss_kb(p) for p in pids)
+            s, cpu, wall = timed(build, args, pids)
+            rows["bpftrace (all, one per query)"] = {"s": s, "cpu_pct": cpu / (wall * 1e9) * 100,
+                                                     "rss_mb": rss / 1024, "queries": len(LIBRARY)}
+        finally:
+            stop(procs)
+
+    curve = []
+    for n in [int(c) for c in args.counts.split(",")] + [len(LIBRARY)]:
+        if n > len(LIBRARY) or (curve and curve[-1]["n"] == n):
+            continue
+        p = start_serve(build, queries[:n], args.port + 1 + n, cache)
+        try:
+            s, _, _ = timed(build, args, [p.pid])
+        finally:
+            stop([p])
+        curve.append({"n": n, "s": s, "ns_per_round": (s - none) / rounds_total * 1e9})
+
+    same = []
+    with tempfile.TemporaryDirectory() as d:
+        for n in [int(c) for c in args.counts.split(",")]:
+            files = same_probe_queries(n, d)
+            p = start_serve(build, files, args.port + 100 + n, cache)
+            try:
+                fused, _, _ = timed(build, args, [p.pid])
+            finally:
+                stop([p])
+            ps = [start_serve(build, [f], args.port + 200 + k, cache) for k, f in enumerate(files)]
+            try:
+                unfused, _, _ = timed(build, args, [p.pid for p in ps])
+            finally:
+                stop(ps)
+            same.append({"n": n, "fused_ns": (fused - none) / rounds_total * 1e9,
+                         "unfused_ns": (unfused - none) / rounds_total * 1e9})
+
+    with open("/proc/loadavg") as f:
+        load_end = f.read().split()[:3]
+    md = [f"# Always-on macro benchmark — {time.strftime('%Y-%m-%dT%H:%M:%S')}", "",
+          f"{args.procs} processes × {args.iters} rounds (macro_workload), median of {args.rounds}. "
+          f"Load average {' '.join(load_start)} at the start, {' '.join(load_end)} at the end: "
+          "a shared, loaded 2-vCPU machine — compare modes within this run only.", "",
+          "| mode | queries | workload s | throughput lost | tracer CPU (% of a core, while loaded) | RSS MB | idle CPU % |",
+          "|---|---|---|---|---|---|---|"]
+    for label, r in rows.items():
+        lost = "—" if label == "none" else f"{(1 - none / r['s']) * 100:.1f} %"
+        idle = f"{r['idle_pct']:.2f}" if "idle_pct" in r else "—"
+        md.append(f"| {label} | {r.get('queries', 0)} | {r['s']:.3f} | {lost} | "
+                  f"{r.get('cpu_pct', 0):.1f} | {r.get('rss_mb', 0):.0f} | {idle} |")
+    md += ["", "Cost per workload round (≈ 8 system calls, and a share of the switches, opens and execs) "
+           "added by one `bpfql serve` with the library's first N queries:", "",
+           "| queries | ns per round added |", "|---|---|"]
+    md += [f"| {c['n']} | {c['ns_per_round']:.0f} |" for c in curve]
+    md += ["", "N queries on the same tracepoint (raw_syscalls:sys_enter, count by comm, each its own "
+           "filter): one bpfql (fused: one program) vs N bpfqls (N programs):", "",
+           "| N | fused ns/round | unfused ns/round |", "|---|---|---|"]
+    md += [f"| {s['n']} | {s['fused_ns']:.0f} | {s['unfused_ns']:.0f} |" for s in same]
+    text = "\n".join(md) + "\n"
+    print(text)
+    with open(args.out, "w") as f:
+        f.write(text)
+    with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
+        json.dump({"rows": rows, "curve": curve, "same_probe": same}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

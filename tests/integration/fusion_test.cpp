@@ -1,0 +1,133 @@
+// Fusion on the real kernel: queries of one run on the same tracepoint run in one BPF program
+// (compiler/codegen/fusion.h). Each query must count exactly what it counts alone, and the
+// kernel must hold one program on the tracepoint, not one per query.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include "tests/integration/harness.h"
+#include "tests/integration/kernel_state.h"
+
+namespace bpfql::test {
+namespace {
+
+using std::chrono::milliseconds;
+
+// getppid 1000 (110), getpid 300 (39), reads of /dev/zero: syscalls of several numbers.
+const std::vector<std::string> kWorkload = {"getppid", "1000", "getpid", "300", "read", "200", "7"};
+
+// What `bpftool perf list` says process `pid` has attached: one "tracepoint:program id" per
+// perf-event attach (ordinary tracepoints; raw ones are links, raw_tracepoints_held_by).
+std::vector<std::string> perf_attaches_of(pid_t pid) {
+  Completed listing = run_to_completion({BPFTOOL_BINARY, "perf", "list", "-j"}, milliseconds(20000));
+  REQUIRE_MESSAGE(listing.status.exited_with(0), "bpftool perf list failed: " << listing.err);
+  json all = json::parse(listing.out, nullptr, false);
+  REQUIRE(all.is_array());
+  std::vector<std::string> out;
+  for (const json& p : all)
+    if (p.value("pid", -1) == pid)
+      out.push_back(p.value("tracepoint", std::string("?")) + ":" +
+                    std::to_string(p.value("prog_id", int64_t{-1})));
+  return out;
+}
+
+// Rows of a query's final print, as "key=count" lines keyed by its first column, sorted.
+std::vector<std::string> counts(const TraceRun& run, const std::string& query,
+                                const std::string& key) {
+  std::vector<std::string> out;
+  for (const json& row : final_rows(run, query)) {
+    std::string k = row[key].is_string() ? row[key].get<std::string>() : row[key].dump();
+    if (row.contains("tid")) k = "tid";  // the thread id differs from run to run
+    out.push_back(k + "=" + std::to_string(as_int(row["calls"])));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+struct Alone {
+  std::string file, query, key;
+};
+const std::vector<Alone> kQueries = {
+    {"fuse-by-comm.yml", "fuse-by-comm", "comm"},
+    {"fuse-by-tid.yml", "fuse-by-tid", "tid"},
+    {"fuse-by-call.yml", "fuse-by-call", "call"},
+};
+
+TEST_CASE("three queries on raw_syscalls:sys_enter count together exactly what each counts alone") {
+  BPFQL_REQUIRE_ROOT();
+  REQUIRE_MESSAGE(std::string(BPFTOOL_BINARY) != "", "bpftool is needed (apt-get install bpftool)");
+  std::map<std::string, std::vector<std::string>> alone;
+  for (const auto& q : kQueries) {
+    TraceRun run = trace({.queries = {query_file(q.file)}, .workload = kWorkload});
+    REQUIRE(run.status.exited_with(0));
+    alone[q.query] = counts(run, q.query, q.key);
+  }
+  // Exact numbers alone: the workload's 1000 getppid and 300 getpid (excluded by fuse-by-call).
+  const auto& by_call = alone["fuse-by-call"];
+  CHECK(std::count(by_call.begin(), by_call.end(), "getppid=1000") == 1);
+  CHECK(std::none_of(by_call.begin(), by_call.end(),
+                     [](const std::string& r) { return r.find("getpid") != std::string::npos; }));
+
+  std::vector<std::string> perf, raw;
+  std::vector<uint32_t> programs;
+  std::vector<std::string> files;
+  for (const auto& q : kQueries) files.push_back(query_file(q.file));
+  TraceRun together = trace({.queries = files, .workload = kWorkload,
+                             .while_tracing = [&](const Process& bpfql) {
+                               perf = perf_attaches_of(bpfql.pid());
+                               raw = raw_tracepoints_held_by(bpfql.pid());
+                               programs = bpf_programs_held_by(bpfql.pid());
+                             }});
+  REQUIRE(together.status.exited_with(0));
+  for (const auto& q : kQueries) {
+    INFO("query " << q.query);
+    CHECK(counts(together, q.query, q.key) == alone[q.query]);
+  }
+  // fuse-by-call reads the record: the three run as one ordinary tracepoint program.
+  INFO("bpftool perf list of bpfql: " << json(perf).dump());
+  REQUIRE(perf.size() == 1);
+  CHECK(perf[0].starts_with("sys_enter:"));
+  CHECK(raw.empty());
+  CHECK(std::set<uint32_t>(programs.begin(), programs.end()).size() == 1);
+}
+
+TEST_CASE("queries that read no field fuse into one raw tracepoint program") {
+  BPFQL_REQUIRE_ROOT();
+  std::vector<std::string> raw;
+  std::vector<uint32_t> programs;
+  TraceRun run = trace({.queries = {query_file("fuse-by-comm.yml"), query_file("fuse-by-tid.yml")},
+                        .workload = kWorkload,
+                        .while_tracing = [&](const Process& bpfql) {
+                          raw = raw_tracepoints_held_by(bpfql.pid());
+                          programs = bpf_programs_held_by(bpfql.pid());
+                        }});
+  REQUIRE(run.status.exited_with(0));
+  CHECK(raw == std::vector<std::string>{"sys_enter"});
+  CHECK(std::set<uint32_t>(programs.begin(), programs.end()).size() == 1);
+  // Each query still filters on its own: both see every call of the workload's one thread.
+  json comm = final_rows(run, "fuse-by-comm");
+  json tid = final_rows(run, "fuse-by-tid");
+  REQUIRE(comm.size() == 1);
+  REQUIRE(tid.size() == 1);
+  CHECK(as_int(comm[0]["calls"]) == as_int(tid[0]["calls"]));
+  CHECK(as_int(comm[0]["calls"]) >= 1000 + 300 + 200);
+}
+
+TEST_CASE("each fused query keeps its own filter: one that rejects everything counts nothing") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("fuse-getppid.yml"), query_file("fuse-by-call.yml"),
+                                    query_file("fuse-by-comm.yml")},
+                        .workload = kWorkload});
+  REQUIRE(run.status.exited_with(0));
+  json getppid = final_rows(run, "fuse-getppid");
+  REQUIRE(getppid.size() == 1);
+  CHECK(as_int(getppid[0]["calls"]) == 1000);
+  json calls = final_rows(run, "fuse-by-call");
+  CHECK(as_int(row_where(calls, {{"call", "getppid"}})["calls"]) == 1000);
+  CHECK(as_int(row_where(calls, {{"call", "read"}})["calls"]) == 200);
+}
+
+}  // namespace
+}  // namespace bpfql::test
