@@ -8,6 +8,7 @@
 
 #include "compiler/c_names.h"
 #include "compiler/histogram_sums.h"
+#include "runtime/load/held_command.h"
 #include "runtime/loader.h"
 #include "runtime/probe_support.h"
 #include "runtime/process_watch.h"
@@ -86,6 +87,22 @@ int command_run(PipelineInput input, const RunOptions& options) {
   auto plan = plan_for_kernel(input);
   if (!plan) return plan.error();
   return run_plan(*plan, options);
+}
+
+int command_run_command(PipelineInput input, RunOptions options, const std::string& command) {
+  if (auto problem = check_privileges()) {  // before anything is started
+    std::cerr << "bpfql: " << *problem << "\n";
+    return 1;
+  }
+  auto held = HeldCommand::start(command);
+  if (!held) {
+    std::cerr << "bpfql: " << held.error() << "\n";
+    return 1;
+  }
+  input.options.pid = (*held)->pid();
+  input.options.pid_tree = true;
+  options.command = held->get();
+  return command_run(std::move(input), options);
 }
 
 int command_serve(PipelineInput input, const ListenAddress& listen, const RunOptions& options) {

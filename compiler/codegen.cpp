@@ -12,6 +12,7 @@
 #include "compiler/c_prelude.h"
 #include "compiler/codegen_function.h"
 #include "compiler/codegen_internal.h"
+#include "compiler/codegen/process_tree.h"
 
 namespace bpfql {
 namespace {
@@ -49,7 +50,7 @@ PlanAttach attach_of(const CheckedQuery& q, const ProbeRef& probe, const std::st
   a.usdt_name = probe.usdt_name;
   bool per_process = probe.kind == ProbeKind::Uprobe || probe.kind == ProbeKind::Uretprobe ||
                      probe.kind == ProbeKind::Usdt;
-  a.pid = per_process ? q.pid : -1;
+  a.pid = per_process && !q.pid_tree ? q.pid : -1;  // -c: children too, filtered in the program
   a.perf_type = probe.perf_type;
   a.perf_config = probe.perf_config;
   a.sample_period = probe.sample_period;
@@ -177,12 +178,22 @@ Result<std::string> program_text(const CheckedProgram& program, codegen::Dialect
   ProgramState state;
   state.dialect = dialect;
   std::string queries;
+  auto tree = codegen::process_tree_program(program, state);
+  if (!tree) return std::unexpected(tree.error());
   for (size_t i = 0; i < program.queries.size(); ++i) {
     PlanQuery pq;
     auto text = query_program(program.queries[i], static_cast<int>(i), state, pq);
     if (!text) return std::unexpected(text.error());
     queries += "\n" + *text;
     plan.queries.push_back(std::move(pq));
+  }
+  if (!tree->text.empty()) {  // the trackers attach with the first query that needs them
+    queries = "\n" + tree->text + queries;
+    for (auto& pq : plan.queries)
+      if (pq.name == tree->owner) {
+        pq.attaches.insert(pq.attaches.end(), tree->attaches.begin(), tree->attaches.end());
+        break;
+      }
   }
   plan.constants = state.constants;
   plan.maps = state.maps;
