@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <expected>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 
 #include <fmt/format.h>
 
 #include "compiler/c_names.h"
+#include "compiler/syntax/print_query.h"
+#include "compiler/syntax/sql.h"
 #include "compiler/histogram_sums.h"
 #include "runtime/load/held_command.h"
 #include "runtime/loader.h"
@@ -14,6 +18,7 @@
 #include "runtime/process_watch.h"
 #include "runtime/serve/serve.h"
 #include "runtime/tracefs_catalog.h"
+#include "cli/query_paths.h"
 
 namespace bpfql {
 
@@ -155,6 +160,47 @@ int command_compile(const PipelineInput& input, bool plain) {
                                c_names::comment_text(plan->constants[i].source));
     std::cout << " */\n";
   }
+  return 0;
+}
+
+}  // namespace bpfql
+
+namespace bpfql {
+
+int command_convert(const PipelineInput& input, const std::string& to) {
+  if (input.files_or_names.size() + (input.one_liner ? 1 : 0) != 1) {
+    std::cerr << "bpfql: convert takes one query: -e 'SELECT ...', a file, a library name or '-'\n";
+    return 2;
+  }
+  std::string text;
+  Result<QueryFile> file = std::unexpected(Diagnostic{});
+  if (input.one_liner) {
+    text = *input.one_liner;
+    file = load_sql_text("-e", text, input.params);
+  } else if (input.files_or_names.front() == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), {});
+    file = load_query_text("-", text);
+  } else {
+    auto path = resolve_query(input.files_or_names.front());
+    if (!path) {
+      std::cerr << format_diagnostic(path.error(), "");
+      return 2;
+    }
+    std::ifstream in(*path, std::ios::binary);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+    file = load_query_text(*path, text);
+  }
+  if (!file) {
+    std::cerr << format_diagnostic(file.error(), text);
+    return 2;
+  }
+  bool to_yaml = to.empty() ? input.one_liner.has_value() : to == "yaml";
+  auto printed = to_yaml ? print_yaml(*file) : print_sql(*file);
+  if (!printed) {
+    std::cerr << format_diagnostic(printed.error(), text);
+    return 2;
+  }
+  std::cout << *printed;
   return 0;
 }
 

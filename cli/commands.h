@@ -21,6 +21,9 @@ int command_run(PipelineInput input, const RunOptions& options);
 int command_run_command(PipelineInput input, RunOptions options, const std::string& command);
 int command_serve(PipelineInput input, const ListenAddress& listen, const RunOptions& options);
 int command_check(const PipelineInput& input);
+// `convert`: -e's SQL as YAML, a YAML file (or stdin) as SQL; `to` ("yaml", "sql" or "" for
+// the other syntax) forces the output syntax.
+int command_convert(const PipelineInput& input, const std::string& to);
 // Prints the BCC C, or with `plain` the plain C (plan.h), of the query file.
 int command_compile(const PipelineInput& input, bool plain = false);
 // kind: "queries", "tracepoints" or "probes" (probes: PATTERN is a binary); "" or any other

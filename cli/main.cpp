@@ -230,6 +230,16 @@ Example:
                     "Print the plain C bpfql compiles itself in one clang pass (tracepoint and "
                     "perf-event programs) instead of the BCC C libbcc compiles");
 
+  std::string convert_to;
+  auto* convert = app.add_subcommand(
+      "convert", "Print a query in the other syntax: -e's SQL as YAML, a YAML file as SQL");
+  convert->add_option("files", args.files, "A query file, library name or '-' (stdin)");
+  convert->add_option("-e,--expr", args.one_liner, "A SQL-shaped query to print as YAML");
+  convert->add_option("-p,--param", args.params, "A value for a $name the SQL uses: -p NAME=VALUE")
+      ->allow_extra_args(false);
+  convert->add_option("--to", convert_to, "The syntax to print: yaml or sql (default: the other)")
+      ->check(CLI::IsMember({"yaml", "sql"}));
+
   auto* list = app.add_subcommand("list", "List library queries, kernel tracepoints, or a binary's USDT probes");
   list->add_option("kind", args.list_kind,
                    "queries (default), tracepoints or probes; left out, the first word is the "
@@ -293,6 +303,10 @@ Example:
         return 2;
       }
       return bpfql::command_compile(input, args.plain);
+    }
+    if (convert->parsed()) {
+      if (!to_input(args, input)) return 2;
+      return bpfql::command_convert(input, convert_to);
     }
     if (list->parsed()) return bpfql::command_list(args.list_kind, args.list_pattern, args.verbose);
   } catch (const std::exception& e) {

@@ -90,6 +90,8 @@ std::vector<AliasUse> blank_aliases(Source& source, Span statement, const Side& 
   return uses;
 }
 
+}  // namespace
+
 // The top-level conjuncts of `span` (split at AND and &&), or the whole span when an OR at the
 // top level makes splitting wrong.
 std::vector<Span> conjuncts(std::string_view text, Span span) {
@@ -110,6 +112,32 @@ std::vector<Span> conjuncts(std::string_view text, Span span) {
   out.push_back({start, span.end});
   return out;
 }
+
+Span without_parentheses(std::string_view text, Span span) {
+  Span inner = trimmed(text, span);
+  if (inner.end - inner.begin < 2 || text[inner.begin] != '(' || text[inner.end - 1] != ')')
+    return span;
+  // Only when the first '(' closes at the very end: `(a) || (b)` keeps its parentheses.
+  Span within{inner.begin + 1, inner.end - 1};
+  int depth = 0;
+  char quote = 0;
+  for (size_t i = within.begin; i < within.end; ++i) {
+    char c = text[i];
+    if (quote) {
+      if (c == '\\') ++i;
+      else if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '(') {
+      ++depth;
+    } else if (c == ')' && --depth < 0) {
+      return span;
+    }
+  }
+  return depth == 0 ? within : span;
+}
+
+namespace {
 
 // Which side the uses name: 1 begin only, 2 end only, 3 both, 0 none.
 int sides_of(const std::vector<AliasUse>& uses) {
@@ -255,6 +283,7 @@ Result<void> read_join_on_and_where(const Source& source, const FromClause& from
   }
   if (!where) return {};
   for (Span conjunct : conjuncts(text, *where)) {
+    conjunct = without_parentheses(text, conjunct);
     Located piece = source.located(conjunct);
     if (piece.text.empty()) return source.error(conjunct.begin, "empty condition in WHERE");
     if (auto ok = check_expression(source, piece); !ok) return ok;

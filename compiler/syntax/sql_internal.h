@@ -67,6 +67,12 @@ Result<void> read_join_on_and_where(const Source& source, const FromClause& from
 // The error for a begin value used at the end of a span (`w.comm` in select).
 std::unexpected<Diagnostic> needs_captures(const Source& source, const AliasUse& use);
 
+// The top-level conjuncts of `span` (split at AND and &&), or the whole span when an OR at the
+// top level makes splitting wrong.
+std::vector<Span> conjuncts(std::string_view text, Span span);
+// `(a || b)` → `a || b`: a conjunct's own parentheses, which an ANDed list item does not need.
+Span without_parentheses(std::string_view text, Span span);
+
 // The aliases used in [begin, end).
 std::vector<AliasUse> uses_in(const std::vector<AliasUse>& uses, size_t begin, size_t end);
 

@@ -418,9 +418,13 @@ Result<ReadStatement> read_statement(Source& source, Span statement,
     if (auto ok = read_join_on_and_where(source, *from, body_of(Clause::Where), spec); !ok)
       return std::unexpected(ok.error());
   } else if (auto where = body_of(Clause::Where)) {
-    Located piece = source.located(*where);
-    if (auto ok = check_expression(source, piece); !ok) return std::unexpected(ok.error());
-    spec.where.push_back(std::move(piece));
+    // One item per top-level conjunct, as a YAML `where:` list would hold them.
+    for (Span conjunct : conjuncts(source.text(), *where)) {
+      Located piece = source.located(without_parentheses(source.text(), conjunct));
+      if (piece.text.empty()) return source.error(conjunct.begin, "empty condition in WHERE");
+      if (auto ok = check_expression(source, piece); !ok) return std::unexpected(ok.error());
+      spec.where.push_back(std::move(piece));
+    }
   }
   if (auto group = body_of(Clause::GroupBy)) {
     auto items = items_of(source, *group, *from);
