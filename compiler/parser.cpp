@@ -310,7 +310,8 @@ class Parser {
     } else {
       return refuse(fmt::format("LIKE {} cannot be tested: bpfql takes 'text' (equal), 'pre%' "
                                 "(starts with) or '%text%' (contains)",
-                                spelled(pattern)));
+                                source_snippet(lexer_.text().substr(
+                                    pattern.begin, pattern.end - pattern.begin))));
     }
     int height = value.height + 1;
     size_t begin = value.begin;

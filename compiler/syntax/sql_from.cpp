@@ -161,6 +161,14 @@ std::unexpected<Diagnostic> needs_captures(const Source& source, const AliasUse&
                                   value));
 }
 
+// Where `span` starts as written: at its first non-blank, or at an alias blanked before it.
+size_t start_of(const Source& source, const std::vector<AliasUse>& uses, Span span) {
+  size_t start = trimmed(source.text(), span).begin;
+  for (const AliasUse& use : uses)
+    if (use.offset >= span.begin && use.offset < start) start = use.offset;
+  return start;
+}
+
 std::vector<AliasUse> uses_in(const std::vector<AliasUse>& uses, size_t begin, size_t end) {
   std::vector<AliasUse> out;
   for (const AliasUse& u : uses)
@@ -254,22 +262,23 @@ Result<void> read_join_on_and_where(const Source& source, const FromClause& from
     // Untrimmed: a conjunct's first alias may be blanks now, and must stay inside it.
     std::vector<Span> equalities = conjuncts(text, *from.on);
     if (equalities.size() > 1)
-      return source.error(equalities[1].begin,
+      return source.error(start_of(source, from.alias_uses, equalities[1]),
                           "a composite span key (several ON equalities) needs the span extension, "
                           "which this build does not have; join on one key");
     Located piece = source.located(equalities.front());
+    SourceLoc written = source.loc(start_of(source, from.alias_uses, equalities.front()));
     auto parsed = parse_expression(piece.text, piece.loc);
     if (!parsed) return std::unexpected(source.with_keyword_hint(parsed.error()));
     const Binary* eq = (*parsed)->as<Binary>();
     if (!eq || eq->op != BinaryOp::Eq)
-      return error_at(piece.loc, "ON takes an equality of a begin value and an end value: "
+      return error_at(written, "ON takes an equality of a begin value and an end value: "
                                  "w.X = s.Y");
     // A side's alias stands before its node (which starts after the blanked `w.`).
     size_t rhs_at = source.offset(eq->lhs->loc) + eq->lhs->text.size();
     int left = sides_of(uses_in(from.alias_uses, equalities.front().begin, rhs_at));
     int right = sides_of(uses_in(from.alias_uses, rhs_at, equalities.front().end));
     if (!((left == 1 && right == 2) || (left == 2 && right == 1)))
-      return error_at(piece.loc, "ON compares a value of the begin side with one of the end "
+      return error_at(written, "ON compares a value of the begin side with one of the end "
                                  "side: w.X = s.Y, each side named by its alias");
     const Expr& begin_key = left == 1 ? *eq->lhs : *eq->rhs;
     const Expr& end_key = left == 1 ? *eq->rhs : *eq->lhs;
