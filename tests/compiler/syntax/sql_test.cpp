@@ -161,7 +161,7 @@ TEST_CASE("sql: what this build's spans cannot mean is refused") {
         "62: per-side span keys (args.pid at the begin, args.next_pid at the end) need the span "
         "extension, which this build does not have; join on the same expression on both sides");
   CHECK(sql_error("SELECT count() FROM a:b AS w JOIN c:d AS s ON w.tid = s.tid AND w.cpu = s.cpu")
-            .starts_with("64: a composite span key (several ON equalities)"));
+            .starts_with("65: a composite span key (several ON equalities)"));
   CHECK(sql_error("SELECT w.comm FROM a:b AS w JOIN c:d AS s") ==
         "8: a begin value at the end of a span (begin.comm) needs span captures, which this build "
         "does not have; filter the begin with a WHERE condition that names only the begin side");
