@@ -8,17 +8,17 @@
 
 #include <fmt/format.h>
 
-#include "compiler/c_names.h"
+#include "cli/query_paths.h"
+#include "compiler/codegen/c_names.h"
+#include "compiler/check/histogram_sums.h"
 #include "compiler/syntax/print_query.h"
 #include "compiler/syntax/sql.h"
-#include "compiler/histogram_sums.h"
-#include "runtime/load/held_command.h"
-#include "runtime/loader.h"
-#include "runtime/probe_support.h"
-#include "runtime/process_watch.h"
+#include "runtime/held_command.h"
+#include "runtime/load/loader.h"
+#include "runtime/kernel/probe_support.h"
+#include "runtime/kernel/process_watch.h"
 #include "runtime/serve/serve.h"
-#include "runtime/tracefs_catalog.h"
-#include "cli/query_paths.h"
+#include "runtime/kernel/tracefs_catalog.h"
 
 namespace bpfql {
 

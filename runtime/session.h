@@ -5,11 +5,11 @@
 #include <string>
 
 #include "compiler/plan.h"
-#include "runtime/output.h"
+#include "runtime/collect/output.h"
 
 namespace bpfql {
 
-// `run -c`: the command bpfql started (runtime/load/held_command.h), held until every probe is
+// `run -c`: the command bpfql started (runtime/held_command.h), held until every probe is
 // attached. The run releases it after attaching and ends, with the final print, when it exits.
 class TracedCommand {
  public:

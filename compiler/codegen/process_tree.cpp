@@ -4,10 +4,10 @@
 
 #include <algorithm>
 
-#include "compiler/c_names.h"
-#include "compiler/codegen_helpers.h"
-#include "compiler/codegen_maps.h"
-#include "compiler/codegen_tracepoint.h"
+#include "compiler/codegen/c_names.h"
+#include "compiler/codegen/helpers.h"
+#include "compiler/codegen/maps.h"
+#include "compiler/codegen/tracepoint.h"
 
 namespace bpfql::codegen {
 namespace {

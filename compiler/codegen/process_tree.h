@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/check.h"
-#include "compiler/codegen_internal.h"
+#include "compiler/check/check.h"
+#include "compiler/codegen/internal.h"
 
 namespace bpfql::codegen {
 

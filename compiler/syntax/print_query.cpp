@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <array>
 
-#include "compiler/lexer.h"
-#include "compiler/load_internal.h"
-#include "compiler/parser.h"
+#include "compiler/syntax/lexer.h"
+#include "compiler/syntax/load_internal.h"
+#include "compiler/syntax/parser.h"
 
 namespace bpfql {
 namespace {

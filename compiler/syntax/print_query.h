@@ -6,7 +6,7 @@
 #include <string>
 
 #include "compiler/diagnostics.h"
-#include "compiler/query.h"
+#include "compiler/syntax/query.h"
 
 namespace bpfql {
 

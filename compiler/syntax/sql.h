@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "compiler/diagnostics.h"
-#include "compiler/query.h"
+#include "compiler/syntax/query.h"
 
 namespace bpfql {
 

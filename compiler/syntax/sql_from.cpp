@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "compiler/lexer.h"
-#include "compiler/parser.h"
+#include "compiler/syntax/lexer.h"
+#include "compiler/syntax/parser.h"
 #include "compiler/syntax/sql_internal.h"
 
 namespace bpfql::sql {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "compiler/diagnostics.h"
-#include "compiler/query.h"
+#include "compiler/syntax/query.h"
 #include "compiler/syntax/sql_scan.h"
 
 namespace bpfql::sql {

@@ -8,9 +8,9 @@
 #include <limits>
 #include <set>
 
-#include "compiler/lexer.h"
-#include "compiler/load_internal.h"
-#include "compiler/parser.h"
+#include "compiler/syntax/lexer.h"
+#include "compiler/syntax/load_internal.h"
+#include "compiler/syntax/parser.h"
 #include "compiler/syntax/sql.h"
 #include "compiler/syntax/sql_internal.h"
 #include "compiler/text.h"

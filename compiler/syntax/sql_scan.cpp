@@ -1,6 +1,6 @@
 #include "compiler/syntax/sql_scan.h"
 
-#include "compiler/lexer.h"
+#include "compiler/syntax/lexer.h"
 
 namespace bpfql::sql {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "compiler/codegen.h"
+#include "compiler/codegen/codegen.h"
 #include "support/check_helpers.h"
 
 using namespace bpfql;

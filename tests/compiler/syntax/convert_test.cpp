@@ -6,7 +6,7 @@
 #include <fstream>
 #include <regex>
 
-#include "compiler/codegen.h"
+#include "compiler/codegen/codegen.h"
 #include "compiler/syntax/print_query.h"
 #include "compiler/syntax/sql.h"
 #include "support/check_helpers.h"
