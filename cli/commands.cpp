@@ -4,12 +4,18 @@
 
 #include <algorithm>
 #include <expected>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 
 #include <fmt/format.h>
 
+#include "cli/query_paths.h"
 #include "compiler/codegen/c_names.h"
 #include "compiler/check/histogram_sums.h"
+#include "compiler/syntax/print_query.h"
+#include "compiler/syntax/sql.h"
+#include "runtime/held_command.h"
 #include "runtime/load/loader.h"
 #include "runtime/kernel/probe_support.h"
 #include "runtime/kernel/process_watch.h"
@@ -101,6 +107,22 @@ int command_run(PipelineInput input, const RunOptions& options) {
   return run_plan(*plan, options);
 }
 
+int command_run_command(PipelineInput input, RunOptions options, const std::string& command) {
+  if (auto problem = check_privileges()) {  // before anything is started
+    std::cerr << "bpfql: " << *problem << "\n";
+    return 1;
+  }
+  auto held = HeldCommand::start(command);
+  if (!held) {
+    std::cerr << "bpfql: " << held.error() << "\n";
+    return 1;
+  }
+  input.options.pid = (*held)->pid();
+  input.options.pid_tree = true;
+  options.command = held->get();
+  return command_run(std::move(input), options);
+}
+
 int command_serve(PipelineInput input, const ListenAddress& listen, const RunOptions& options) {
   input.require = exportable;
   input.adjust = add_histogram_sums;
@@ -168,6 +190,47 @@ int command_compile(const PipelineInput& input, bool plain) {
                                c_names::comment_text(plan->constants[i].source));
     std::cout << " */\n";
   }
+  return 0;
+}
+
+}  // namespace bpfql
+
+namespace bpfql {
+
+int command_convert(const PipelineInput& input, const std::string& to) {
+  if (input.files_or_names.size() + (input.one_liner ? 1 : 0) != 1) {
+    std::cerr << "bpfql: convert takes one query: -e 'SELECT ...', a file, a library name or '-'\n";
+    return 2;
+  }
+  std::string text;
+  Result<QueryFile> file = std::unexpected(Diagnostic{});
+  if (input.one_liner) {
+    text = *input.one_liner;
+    file = load_sql_text("-e", text, input.params);
+  } else if (input.files_or_names.front() == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), {});
+    file = load_query_text("-", text);
+  } else {
+    auto path = resolve_query(input.files_or_names.front());
+    if (!path) {
+      std::cerr << format_diagnostic(path.error(), "");
+      return 2;
+    }
+    std::ifstream in(*path, std::ios::binary);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+    file = load_query_text(*path, text);
+  }
+  if (!file) {
+    std::cerr << format_diagnostic(file.error(), text);
+    return 2;
+  }
+  bool to_yaml = to.empty() ? input.one_liner.has_value() : to == "yaml";
+  auto printed = to_yaml ? print_yaml(*file) : print_sql(*file);
+  if (!printed) {
+    std::cerr << format_diagnostic(printed.error(), text);
+    return 2;
+  }
+  std::cout << *printed;
   return 0;
 }
 

@@ -15,8 +15,15 @@ namespace bpfql {
 int command_run(PipelineInput input, const RunOptions& options);
 // Runs the queries as a Prometheus exporter on `listen` (runtime/serve/serve.h); a streaming
 // query is a query error (2), an address it cannot listen on a runtime failure (1).
+// `run -c CMD`: starts CMD held before its first instruction, runs the queries on it and every
+// process it starts, and ends with the final print when it exits. 0 unless bpfql failed (the
+// command's own status is printed); a command that cannot be started is a runtime failure (1).
+int command_run_command(PipelineInput input, RunOptions options, const std::string& command);
 int command_serve(PipelineInput input, const ListenAddress& listen, const RunOptions& options);
 int command_check(const PipelineInput& input);
+// `convert`: -e's SQL as YAML, a YAML file (or stdin) as SQL; `to` ("yaml", "sql" or "" for
+// the other syntax) forces the output syntax.
+int command_convert(const PipelineInput& input, const std::string& to);
 // Prints the BCC C, or with `plain` the plain C (plan.h), of the query file.
 int command_compile(const PipelineInput& input, bool plain = false);
 // kind: "queries", "tracepoints" or "probes" (probes: PATTERN is a binary); "" or any other

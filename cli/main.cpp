@@ -45,6 +45,8 @@ Exit status: 0 success, 1 a runtime failure (load, verify, attach), 2 a usage or
 
 struct Args {
   std::vector<std::string> files;
+  std::optional<std::string> one_liner;  // -e
+  std::string command;                   // -c
   std::vector<std::string> params;
   std::string interval;
   std::string stop_after;
@@ -67,6 +69,11 @@ struct Args {
 // Turns -p/--interval/--stop-after/--pid into pipeline input; false (after a message) on error.
 bool to_input(const Args& args, bpfql::PipelineInput& input) {
   input.files_or_names = args.files;
+  input.one_liner = args.one_liner;
+  if (args.files.empty() && !args.one_liner) {
+    std::cerr << "bpfql: give a query: a file, a library name, '-' (stdin) or -e 'SELECT ...'\n";
+    return false;
+  }
   for (const auto& p : args.params) {
     auto eq = p.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -119,12 +126,15 @@ bool to_format(const std::string& name, bpfql::OutputFormat& format) {
 }
 
 void add_query_options(CLI::App* cmd, Args& args) {
+  cmd->add_option("-e,--expr", args.one_liner,
+                  "A SQL-shaped query: -e 'SELECT comm, count() FROM t:syscalls:sys_enter_openat "
+                  "GROUP BY comm' (several, separated by ';')");
   // One NAME=VALUE per -p: a vector option would otherwise take the query file after it too.
   cmd->add_option("-p,--param", args.params, "Set a query parameter: -p NAME=VALUE")
       ->allow_extra_args(false);
   cmd->add_option("--interval", args.interval, "Print every D (overrides the queries' interval)");
   cmd->add_option("--stop-after", args.stop_after, "Exit (and print) after D");
-  cmd->add_option("--pid", args.pid, "Only this process (uprobes, USDT and the pid: key)");
+  cmd->add_option("--pid", args.pid, "Only this process (every probe kind)");
 }
 
 // `bpfql [RUN OPTIONS] FILE...` means `bpfql run [RUN OPTIONS] FILE...`. The command names and
@@ -143,12 +153,25 @@ std::vector<std::string> with_default_command(const CLI::App& app, const CLI::Ap
       for (const auto& name : option->get_snames()) with_value.insert("-" + name);
       for (const auto& name : option->get_lnames()) with_value.insert("--" + name);
     }
+  std::set<std::string> global;
+  for (const CLI::Option* option : app.get_options()) {
+    for (const auto& name : option->get_snames()) global.insert("-" + name);
+    for (const auto& name : option->get_lnames()) global.insert("--" + name);
+  }
   std::vector<std::string> words(argv + 1, argv + argc);
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];
     if (w.empty() || commands.count(w)) break;
+    if (w == "-") {  // stdin as the query file
+      words.insert(words.begin(), "run");
+      break;
+    }
     if (w[0] == '-') {
       if (w == "-h" || w == "--help" || w == "--version") break;
+      if (!global.count(w) && with_value.count(w)) {  // `bpfql -e '...'`: run's own option
+        words.insert(words.begin(), "run");
+        break;
+      }
       if (with_value.count(w)) ++i;
       continue;
     }
@@ -170,7 +193,7 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", args.verbose, "Show libbcc's compiler output and the verifier log");
 
   auto* run = app.add_subcommand("run", "Compile, attach and print until Ctrl-C or stop_after");
-  run->add_option("files", args.files, "Query files or library names (syscalls/top)")->required();
+  run->add_option("files", args.files, "Query files or library names (syscalls/top)")->required(false);
   add_query_options(run, args);
   run->add_option("-f,--format", args.format,
                   "Output: table, json, csv, folded (stacks, whole run), svg (flame graph) or "
@@ -179,6 +202,9 @@ int main(int argc, char** argv) {
   run->add_option("-o,--output", args.output, "Write the output to FILE (FILE.svg: a flame graph)");
   run->add_option("--time", args.time, "Event times in tables: wall (clock), boot (s since boot) or delta")
       ->check(CLI::IsMember({"wall", "boot", "delta"}));
+  run->add_option("-c,--command", args.command,
+                  "Start CMD (one argument, split as a shell would), trace it and its "
+                  "descendants, and end with the final print when it exits");
   run->add_flag("-v,--verbose", args.verbose, "Show libbcc's compiler output and the verifier log");
   run->add_flag("--no-cache", args.no_cache,
                 "Compile the program (bpfql's clang pass; libbcc for USDT) even if the program "
@@ -187,7 +213,7 @@ int main(int argc, char** argv) {
   auto* serve = app.add_subcommand(
       "serve", "Run continuously as a Prometheus exporter: GET /metrics on --listen");
   serve->add_option("files", args.files, "Query files or library names (aggregating queries)")
-      ->required();
+      ->required(false);
   add_query_options(serve, args);
   serve->get_option("--interval")->description("Refresh the metrics every D (default: the "
                                                "queries' interval, else 1s)");
@@ -216,7 +242,7 @@ Example:
   check->add_option("files", args.files,
                     "Query files, library names, or library folders (checked recursively with "
                     "the library rules: unique names, descriptions, documented parameters)")
-      ->required();
+      ->required(false);
   add_query_options(check, args);
   check->add_flag("-v,--verbose", args.verbose,
                   "Also print notes, such as the fields `select: \"*\"` leaves out and why");
@@ -249,11 +275,21 @@ Exit status: 0 all passed, 2 any query or library rule failed.)");
   kernel_export->add_option("-o,--output", args.output, "Write to FILE (default: stdout)");
 
   auto* compile = app.add_subcommand("compile", "Print the generated BPF C");
-  compile->add_option("files", args.files, "Query files or library names")->required();
+  compile->add_option("files", args.files, "Query files or library names")->required(false);
   add_query_options(compile, args);
   compile->add_flag("--plain", args.plain,
                     "Print the plain C bpfql compiles itself in one clang pass (tracepoint and "
                     "perf-event programs) instead of the BCC C libbcc compiles");
+
+  std::string convert_to;
+  auto* convert = app.add_subcommand(
+      "convert", "Print a query in the other syntax: -e's SQL as YAML, a YAML file as SQL");
+  convert->add_option("files", args.files, "A query file, library name or '-' (stdin)");
+  convert->add_option("-e,--expr", args.one_liner, "A SQL-shaped query to print as YAML");
+  convert->add_option("-p,--param", args.params, "A value for a $name the SQL uses: -p NAME=VALUE")
+      ->allow_extra_args(false);
+  convert->add_option("--to", convert_to, "The syntax to print: yaml or sql (default: the other)")
+      ->check(CLI::IsMember({"yaml", "sql"}));
 
   auto* list = app.add_subcommand("list", "List library queries, kernel tracepoints, or a binary's USDT probes");
   list->add_option("kind", args.list_kind,
@@ -310,6 +346,13 @@ Exit status: 0 all passed, 2 any query or library rule failed.)");
       options.time = args.time == "boot"    ? bpfql::TimeShown::Boot
                      : args.time == "delta" ? bpfql::TimeShown::Delta
                                             : bpfql::TimeShown::Wall;
+      if (!args.command.empty()) {
+        if (args.pid) {
+          std::cerr << "bpfql: -c and --pid both say which process to trace; give one\n";
+          return 2;
+        }
+        return bpfql::command_run_command(input, options, args.command);
+      }
       return bpfql::command_run(input, options);
     }
     if (serve->parsed()) {
@@ -333,11 +376,15 @@ Exit status: 0 all passed, 2 any query or library rule failed.)");
     if (describe->parsed()) return bpfql::command_describe(args.describe_name);
     if (kernel_export->parsed()) return bpfql::command_kernel_export(args.export_for, args.output);
     if (compile->parsed()) {
-      if (input.files_or_names.size() != 1) {
+      if (input.files_or_names.size() + (input.one_liner ? 1 : 0) != 1) {
         std::cerr << "bpfql: compile takes one query file\n";
         return 2;
       }
       return bpfql::command_compile(input, args.plain);
+    }
+    if (convert->parsed()) {
+      if (!to_input(args, input)) return 2;
+      return bpfql::command_convert(input, convert_to);
     }
     if (list->parsed()) return bpfql::command_list(args.list_kind, args.list_pattern, args.verbose);
   } catch (const std::exception& e) {

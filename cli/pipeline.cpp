@@ -1,6 +1,7 @@
 #include "cli/pipeline.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -11,6 +12,7 @@
 #include "compiler/codegen/codegen.h"
 #include "compiler/syntax/includes.h"
 #include "compiler/syntax/query.h"
+#include "compiler/syntax/sql.h"
 
 namespace bpfql {
 namespace {
@@ -29,14 +31,50 @@ std::set<std::string> declared_params(const QueryFile& file) {
   return names;
 }
 
-// Resolves and loads each file, keeping its text for caret lines.
-std::vector<Result<QueryFile>> load_files(const std::vector<std::string>& files_or_names,
+// A query from a stream (`-` for stdin, a FIFO, /dev/stdin), read once: a failed load cannot
+// read it again for the caret line, so the text is kept either way.
+Result<QueryFile> load_stream(std::istream& in, const std::string& name,
+                              std::map<std::string, std::string>& texts) {
+  constexpr size_t kMaxBytes = 16 << 20;
+  std::string text;
+  char buffer[65536];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxBytes)
+      return error_at({name, 0, 0}, "holds more than 16 MiB: not a query file");
+  }
+  texts[name] = text;
+  return load_query_text(name, text);
+}
+
+// Resolves and loads each file (and the -e one-liner first), keeping its text for caret lines.
+std::vector<Result<QueryFile>> load_files(const PipelineInput& input,
                                           std::map<std::string, std::string>& texts) {
   std::vector<Result<QueryFile>> files;
-  for (const auto& file_or_name : files_or_names) {
+  if (input.one_liner) {
+    texts["-e"] = *input.one_liner;
+    files.push_back(load_sql_text("-e", *input.one_liner, input.params));
+  }
+  bool stdin_read = false;
+  for (const auto& file_or_name : input.files_or_names) {
+    if (file_or_name == "-") {
+      if (stdin_read) {
+        files.push_back(error_at({"-", 0, 0}, "stdin ('-') is given twice; it holds one file"));
+        continue;
+      }
+      stdin_read = true;
+      files.push_back(load_stream(std::cin, "-", texts));
+      continue;
+    }
     auto path = resolve_query(file_or_name);
     if (!path) {
       files.push_back(std::unexpected(path.error()));
+      continue;
+    }
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(*path, ec)) {  // a FIFO or /dev/stdin
+      std::ifstream in(*path, std::ios::binary);
+      files.push_back(load_stream(in, *path, texts));
       continue;
     }
     auto file = load_query_file(*path);
@@ -82,7 +120,7 @@ ProgramCheck check_files(const PipelineInput& input, const KernelCatalog& catalo
     result.errors.push_back(diag);
     result.failed = true;
   };
-  std::vector<Result<QueryFile>> files = load_files(input.files_or_names, texts);
+  std::vector<Result<QueryFile>> files = load_files(input, texts);
   // One -p applies to every file that declares it; a name no file declares is an error, said once
   // (by the first file). A file that did not load may be the one declaring it: then no error.
   bool undeclared_unsaid =

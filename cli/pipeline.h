@@ -14,7 +14,8 @@
 namespace bpfql {
 
 struct PipelineInput {
-  std::vector<std::string> files_or_names;
+  std::vector<std::string> files_or_names;  // "-" reads a YAML query from stdin
+  std::optional<std::string> one_liner;      // -e: SQL-shaped statements (compiler/syntax/sql.h)
   std::map<std::string, std::string> params;  // -p name=value
   CheckOptions options;
   // A command's own rule on each checked query (serve: no streaming queries); its diagnostic is

@@ -87,9 +87,40 @@ std::string library_suggestion(const std::string& wanted) {
   return " (bpfql list queries shows the library)";
 }
 
+namespace {
+
+// A query read through a pipe: a FIFO (`mkfifo`, `<(...)`), or stdin by its /dev name.
+bool readable_stream(const std::string& path, fs::file_type type) {
+  if (type == fs::file_type::fifo) return true;
+  bool stdin_name = path == "/dev/stdin" || path.starts_with("/dev/fd/") ||
+                    path.starts_with("/proc/self/fd/");
+  return stdin_name && type == fs::file_type::character;
+}
+
+std::string_view kind_of(fs::file_type type) {
+  switch (type) {
+    case fs::file_type::character: return "a character device";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::socket: return "a socket";
+    case fs::file_type::fifo: return "a FIFO";
+    default: return "not a regular file";
+  }
+}
+
+}  // namespace
+
 Result<std::string> resolve_query(const std::string& file_or_name) {
   std::error_code ec;
   if (fs::is_regular_file(file_or_name, ec)) return file_or_name;
+  fs::file_type type = fs::status(file_or_name, ec).type();
+  if (!ec && readable_stream(file_or_name, type)) return file_or_name;
+  if (!ec && type != fs::file_type::not_found && type != fs::file_type::directory &&
+      type != fs::file_type::regular)
+    return std::unexpected(Diagnostic{
+        SourceLoc{file_or_name, 0, 0},
+        fmt::format("is {}, not a query file (a query is read from a file, a FIFO, "
+                    "/dev/stdin or '-')",
+                    kind_of(type))});
   bool looks_like_name = file_or_name.find("..") == std::string::npos && !file_or_name.empty() &&
                          file_or_name[0] != '/';
   if (looks_like_name) {

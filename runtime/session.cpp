@@ -124,6 +124,7 @@ bool Run::setup() {
   }
   if (options_.drop_privileges) drop_privileges();
   output_.started();
+  if (options_.command) options_.command->release();  // everything is attached: let it run
   std::cerr << "Tracing " << attached.probes << (attached.probes == 1 ? " probe" : " probes")
             << "... Hit Ctrl-C to end.\n"
             << std::flush;
@@ -247,6 +248,7 @@ bool Run::loop(SignalFd& signals) {
     watch(signals.fd());
   for (int fd : streams_.fds()) watch(fd);
   for (int fd : traced_.fds()) watch(fd);
+  if (options_.command) watch(options_.command->exit_fd());
   if (!watch_error.empty()) {
     say(watch_error);
     close(ep);
@@ -276,6 +278,9 @@ bool Run::loop(SignalFd& signals) {
       int fd = events[i].data.fd;
       if (fd == signals.fd()) {
         stop = signals.take() != 0 || stop;
+      } else if (options_.command && fd == options_.command->exit_fd()) {
+        say(options_.command->exited());  // its own status is reported, not bpfql's exit status
+        stop = true;
       } else if (traced_.watches(fd)) {
         epoll_ctl(ep, EPOLL_CTL_DEL, fd, nullptr);  // a pidfd stays readable once it exited
         say(traced_.take_exit(fd));

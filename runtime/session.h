@@ -9,6 +9,16 @@
 
 namespace bpfql {
 
+// `run -c`: the command bpfql started (runtime/held_command.h), held until every probe is
+// attached. The run releases it after attaching and ends, with the final print, when it exits.
+class TracedCommand {
+ public:
+  virtual ~TracedCommand() = default;
+  virtual void release() = 0;
+  virtual int exit_fd() const = 0;  // readable once the command has exited (a pidfd)
+  virtual std::string exited() = 0;  // reaps it: "command x (pid N) exited with status S"
+};
+
 struct RunOptions {
   OutputFormat format = OutputFormat::Table;
   TimeShown time = TimeShown::Wall;  // --time: how tables show a streamed event's time
@@ -23,6 +33,7 @@ struct RunOptions {
   bool export_rows = false;
   // false (--no-cache): compile with libbcc even when the program cache has the Plan (loader.h).
   bool use_cache = true;
+  TracedCommand* command = nullptr;  // -c (not owned)
 };
 
 // Returns the process exit status: 0 success, 1 a runtime failure (load, verify, attach), with

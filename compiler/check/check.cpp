@@ -143,6 +143,7 @@ Result<void> check_settings(const QuerySpec& spec, const CheckOptions& options, 
   out.max_entries = spec.max_entries;
   out.strlen = spec.strlen;
   out.pid = options.pid ? *options.pid : spec.pid.value_or(-1);
+  out.pid_tree = options.pid && options.pid_tree;
   if (spec.order_by) {
     const OrderBy& order = *spec.order_by;
     if (out.streaming())
@@ -282,6 +283,13 @@ Result<CheckedQuery> check_query(const QuerySpec& spec, const QueryFile& file,
   if (auto r = check_settings(spec, options, out); !r) return std::unexpected(r.error());
   if (auto r = find_task_offsets(catalog, out); !r) return std::unexpected(r.error());
   if (auto r = check_compared_bytes(out); !r) return std::unexpected(r.error());
+  if (out.pid_tree) {
+    std::vector<Located> trackers = {{"tracepoint:sched:sched_process_fork", spec.loc},
+                                      {"tracepoint:sched:sched_process_exit", spec.loc}};
+    auto probes = resolve_probes(trackers, catalog, nullptr);
+    if (!probes) return std::unexpected(probes.error());
+    out.tree_probes = std::move(*probes);
+  }
   return out;
 }
 

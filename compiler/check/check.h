@@ -102,6 +102,10 @@ struct CheckedQuery {
   uint32_t max_entries = 10240;
   uint32_t strlen = 64;
   int pid = -1;                       // --pid or `pid:`; -1 = any
+  // -c: `pid` is the command bpfql started, and its descendants count too: the program keeps
+  // their pids in a map, following forks (sched_process_fork/exit, `tree_probes`).
+  bool pid_tree = false;
+  std::vector<ProbeRef> tree_probes;
   std::optional<TaskOffsets> task_offsets;  // set when an expression uses ppid or pcomm
   // What the checker decided that is no error but may surprise: the fields `select: "*"` left
   // out, and why. `bpfql check -v` prints them.
@@ -115,7 +119,8 @@ struct CheckedProgram {
 };
 
 struct CheckOptions {
-  std::optional<int> pid;                 // --pid
+  std::optional<int> pid;                 // --pid, or -c's command
+  bool pid_tree = false;                  // -c: `pid` and every process it starts
   std::optional<uint64_t> interval_ns;    // --interval (overrides every query's)
   std::optional<uint64_t> stop_after_ns;  // --stop-after
 };

@@ -14,6 +14,7 @@
 #include "compiler/codegen/function.h"
 #include "compiler/codegen/fusion.h"
 #include "compiler/codegen/internal.h"
+#include "compiler/codegen/process_tree.h"
 
 namespace bpfql {
 namespace {
@@ -52,7 +53,7 @@ PlanAttach attach_of(const CheckedQuery& q, const ProbeRef& probe, const std::st
   a.usdt_name = probe.usdt_name;
   bool per_process = probe.kind == ProbeKind::Uprobe || probe.kind == ProbeKind::Uretprobe ||
                      probe.kind == ProbeKind::Usdt;
-  a.pid = per_process ? q.pid : -1;
+  a.pid = per_process && !q.pid_tree ? q.pid : -1;  // -c: children too, filtered in the program
   a.perf_type = probe.perf_type;
   a.perf_config = probe.perf_config;
   a.sample_period = probe.sample_period;
@@ -195,6 +196,8 @@ Result<std::string> program_text(const CheckedProgram& program, codegen::Dialect
   state.dialect = dialect;
   std::vector<QueryText> texts;
   std::vector<AttachedBody> bodies;
+  auto tree = codegen::process_tree_program(program, state);
+  if (!tree) return std::unexpected(tree.error());
   for (size_t i = 0; i < program.queries.size(); ++i) {
     PlanQuery pq;
     auto text = query_program(program.queries[i], static_cast<int>(i), state, pq, bodies);
@@ -213,6 +216,14 @@ Result<std::string> program_text(const CheckedProgram& program, codegen::Dialect
       if (attached.count(name)) queries += function;
   }
   queries += fused;
+  if (!tree->text.empty()) {  // the trackers attach with the first query that needs them
+    queries = "\n" + tree->text + queries;
+    for (auto& pq : plan.queries)
+      if (pq.name == tree->owner) {
+        pq.attaches.insert(pq.attaches.end(), tree->attaches.begin(), tree->attaches.end());
+        break;
+      }
+  }
   plan.constants = state.constants;
   plan.maps = state.maps;
   std::string file = program.queries.empty() ? "" : program.queries[0].loc.file;

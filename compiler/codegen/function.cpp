@@ -7,6 +7,7 @@
 
 #include "compiler/buckets.h"
 #include "compiler/codegen/c_names.h"
+#include "compiler/codegen/process_tree.h"
 
 namespace bpfql::codegen {
 namespace {
@@ -186,8 +187,16 @@ Result<void> FunctionGen::emit_span_end_prologue() {
 
 // --pid: uprobes and USDT are attached to the process; everything else filters here.
 Result<void> FunctionGen::emit_pid_filter() {
-  if (query_.pid < 0 || attach_filters_pid(env_.probe->kind)) return {};
+  if (query_.pid < 0 || (attach_filters_pid(env_.probe->kind) && !query_.pid_tree)) return {};
   std::string v = cached("pid_tgid", "u64 pid_tgid = bpf_get_current_pid_tgid();");
+  if (query_.pid_tree) {  // -c: the command, or a process it started (codegen/process_tree.h)
+    std::string tgid = cached("tgid", fmt::format("u32 tgid = (u32)({} >> 32);", v));
+    line(fmt::format("if ({} != {} && !{})", tgid,
+                     runtime_constant(static_cast<uint64_t>(query_.pid), "-c").text,
+                     process_tree_lookup(dialect(), "&" + tgid)));
+    line("  return 0;");
+    return {};
+  }
   line(fmt::format("if ((u32)({} >> 32) != {})", v,
                    runtime_constant(static_cast<uint64_t>(query_.pid), "--pid").text));
   line("  return 0;");

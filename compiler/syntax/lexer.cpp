@@ -47,11 +47,11 @@ std::optional<uint64_t> digits_value(std::string_view digits, unsigned base) {
 
 // The longest operator or punctuation symbol at the start of `rest`, or "".
 std::string_view match_punct(std::string_view rest) {
-  static constexpr std::array<std::string_view, 8> kTwo = {
-      "<<", ">>", "<=", ">=", "==", "!=", "&&", "||"};
+  static constexpr std::array<std::string_view, 9> kTwo = {
+      "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "<>"};
   for (std::string_view op : kTwo)
     if (rest.starts_with(op)) return op;
-  static constexpr std::string_view kOne = "!~-*/%+<>&^|(),";
+  static constexpr std::string_view kOne = "!~-*/%+<>&^|(),=";
   if (!rest.empty() && kOne.find(rest[0]) != std::string_view::npos) return rest.substr(0, 1);
   return {};
 }
@@ -276,17 +276,16 @@ Token Lexer::lex_param() {
 Token Lexer::lex_punct() {
   std::string_view op = match_punct(text_.substr(pos_));
   if (op.empty()) {
-    std::string message =
-        fmt::format("unexpected character '{}'", source_snippet(text_.substr(pos_, 1)));
-    if (text_[pos_] == '=') message += "; did you mean '=='?";
-    return invalid(pos_, std::move(message));
+    return invalid(pos_, fmt::format("unexpected character '{}'",
+                                     source_snippet(text_.substr(pos_, 1))));
   }
   Token token;
   token.kind = TokenKind::Punct;
   token.begin = pos_;
   pos_ += op.size();
   token.end = pos_;
-  token.value = op;
+  // SQL's spellings of equality and inequality (there is no assignment to confuse `=` with).
+  token.value = op == "=" ? "==" : op == "<>" ? "!=" : op;
   return token;
 }
 

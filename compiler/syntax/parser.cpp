@@ -53,6 +53,14 @@ std::string as_written(std::string_view text) {
   return out;
 }
 
+// Word operators are case-insensitive (SQL's AND, OR, NOT, IN, LIKE); names are not.
+std::string lower(std::string_view word) {
+  std::string out(word);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
 // Binding strength, loosest first, as in C.
 enum Precedence {
   kLogicalOr = 1,
@@ -139,7 +147,7 @@ class Parser {
   std::unexpected<Diagnostic> unexpected_after_expression() {
     const Token& token = peek();
     std::string message = fmt::format("unexpected {} after expression", spelled(token));
-    if (token.kind == TokenKind::Name && token.value == "as")
+    if (token.kind == TokenKind::Name && lower(token.value) == "as")
       message += "; an alias ('as NAME') is only allowed in select and group_by";
     return fail(token, std::move(message));
   }
@@ -162,7 +170,7 @@ class Parser {
 
   bool at_word(std::string_view word) {
     const Token& token = peek();
-    return token.kind == TokenKind::Name && token.value == word;
+    return token.kind == TokenKind::Name && lower(token.value) == word;
   }
 
   // A lexical error wins over the parser's complaint about the same token.
@@ -207,14 +215,16 @@ class Parser {
 
   std::optional<InfixOp> peek_infix() {
     const Token& token = peek();
-    auto matches = [&](const InfixOp& op) { return op.spelling == token.value; };
+    std::string spelling = token.kind == TokenKind::Name ? lower(token.value) : token.value;
+    auto matches = [&](const InfixOp& op) { return op.spelling == spelling; };
     if (token.kind == TokenKind::Punct) {
       auto found = std::ranges::find_if(kSymbolOps, matches);
       if (found != kSymbolOps.end()) return *found;
     } else if (token.kind == TokenKind::Name) {
       auto found = std::ranges::find_if(kWordOps, matches);
       if (found != kWordOps.end()) return *found;
-      if (token.value == "in") return InfixOp{"in", BinaryOp::Eq, kEquality};
+      if (spelling == "in") return InfixOp{"in", BinaryOp::Eq, kEquality};
+      if (spelling == "like") return InfixOp{"like", BinaryOp::Eq, kEquality};
     }
     return std::nullopt;
   }
@@ -229,15 +239,21 @@ class Parser {
       Token op_token = take();
       BinaryOp op = infix->op;
       bool negated_in = false;
+      bool negated_like = false;
       if (infix->spelling == "is" && at_word("not")) {
         take();
         op = BinaryOp::Ne;
       } else if (infix->spelling == "not" && at_word("in")) {
         take();
         negated_in = true;
+      } else if (infix->spelling == "not" && at_word("like")) {
+        take();
+        negated_like = true;
       }
       if (infix->spelling == "in" || negated_in)
         lhs = in_list(std::move(*lhs), op_token, negated_in);
+      else if (infix->spelling == "like" || negated_like)
+        lhs = like(std::move(*lhs), op_token, negated_like);
       else
         lhs = binary_rhs(std::move(*lhs), op, op_token, infix->precedence);
       if (!lhs) return lhs;
@@ -268,6 +284,56 @@ class Parser {
     return make(Unary{UnaryOp::Not, std::move(in->expr)}, begin, list->end, height + 1, op_token);
   }
 
+  // SQL's `S LIKE 'pattern'`, for the patterns a string test can mean exactly: no wildcard is
+  // `==`, 'pre%' is startswith(), '%x%' is contains(). Anything else is refused, never guessed.
+  Result<Parsed> like(Parsed value, const Token& op_token, bool negated) {
+    if (peek().kind != TokenKind::String)
+      return fail(peek(), fmt::format("expected a quoted pattern after {}, such as 'py%'",
+                                      spelled(op_token)));
+    Token pattern = take();
+    const std::string& p = pattern.value;
+    auto refuse = [&](std::string why) { return fail(pattern, std::move(why)); };
+    if (p.find('_') != std::string::npos)
+      return refuse("'_' in a LIKE pattern matches any one character, which bpfql cannot test; "
+                    "for a literal '_' write startswith(S, \"pre_\") or contains(S, \"_x\")");
+    size_t percents = std::ranges::count(p, '%');
+    std::string fixed;
+    std::string function;
+    if (percents == 0) {
+      fixed = p;
+    } else if (percents == 1 && p.back() == '%' && p.size() > 1) {
+      fixed = p.substr(0, p.size() - 1);
+      function = "startswith";
+    } else if (percents == 2 && p.size() > 2 && p.front() == '%' && p.back() == '%') {
+      fixed = p.substr(1, p.size() - 2);
+      function = "contains";
+    } else {
+      return refuse(fmt::format("LIKE {} cannot be tested: bpfql takes 'text' (equal), 'pre%' "
+                                "(starts with) or '%text%' (contains)",
+                                source_snippet(lexer_.text().substr(
+                                    pattern.begin, pattern.end - pattern.begin))));
+    }
+    int height = value.height + 1;
+    size_t begin = value.begin;
+    ExprPtr literal = std::make_unique<Expr>();
+    literal->node = StringLiteral{std::move(fixed)};
+    literal->loc = map().loc(pattern.begin);
+    literal->text = std::string(lexer_.text().substr(pattern.begin, pattern.end - pattern.begin));
+    Result<Parsed> test =
+        function.empty()
+            ? make(Binary{BinaryOp::Eq, std::move(value.expr), std::move(literal)}, begin,
+                   pattern.end, height, op_token)
+            : [&]() {
+                std::vector<ExprPtr> args;
+                args.push_back(std::move(value.expr));
+                args.push_back(std::move(literal));
+                return make(Call{function, std::move(args)}, begin, pattern.end, height, op_token);
+              }();
+    if (!test || !negated) return test;
+    return make(Unary{UnaryOp::Not, std::move(test->expr)}, begin, pattern.end, height + 1,
+                op_token);
+  }
+
   // The items after `open` up to and including ')'. An empty list is fine here.
   Result<ParsedList> list_items(const Token& open) {
     ParsedList list;
@@ -294,7 +360,7 @@ class Parser {
       if (token.value == "!") op = UnaryOp::Not;
       if (token.value == "~") op = UnaryOp::BitNot;
       if (token.value == "-") op = UnaryOp::Neg;
-    } else if (token.kind == TokenKind::Name && token.value == "not") {
+    } else if (token.kind == TokenKind::Name && lower(token.value) == "not") {
       op = UnaryOp::Not;
     }
     if (!op) return primary();
@@ -336,8 +402,8 @@ class Parser {
 
   // `true`, `false`, a call, or a bare name left for the checker to resolve.
   Result<Parsed> name(Token token) {
-    if (token.value == "true" || token.value == "false")
-      return make(BoolLiteral{token.value == "true"}, token.begin, token.end, 1, token);
+    if (lower(token.value) == "true" || lower(token.value) == "false")
+      return make(BoolLiteral{lower(token.value) == "true"}, token.begin, token.end, 1, token);
     if (!at_punct("("))
       return make(Identifier{std::move(token.value)}, token.begin, token.end, 1, token);
     Token open = take();
@@ -402,7 +468,7 @@ Result<SelectItem> parse_select_item(std::string_view text, const SourceLoc& sta
   const Token& next = parser.peek();
   if (next.kind == TokenKind::End) return item;
   // `as` is a keyword only here, after a complete expression; elsewhere it is a name.
-  if (next.kind != TokenKind::Name || next.value != "as")
+  if (next.kind != TokenKind::Name || lower(next.value) != "as")
     return parser.unexpected_after_expression();
   Result<std::string> alias = parse_alias(parser, next.end, item.alias_loc);
   if (!alias) return std::unexpected(alias.error());

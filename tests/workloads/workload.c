@@ -10,6 +10,7 @@
 //   open-missing N PATH  N openat(PATH, O_RDONLY) that fail (PATH must not exist)
 //   sleep MS...          one clock_nanosleep per value (in milliseconds)
 //   fork N               N fork()s; each child _exit(0)s at once and is reaped
+//   child-getppid N      one fork(); the child makes N getppid() calls and _exit(0)s; reaped
 //   mixed N SIZE         getppid N, then read N SIZE
 //   spin MS              burn MS milliseconds of this thread's CPU time (no system calls but
 //                        clock_gettime, which the vDSO answers), for CPU profiling tests
@@ -137,6 +138,16 @@ static void do_spin(long ms) {
   }
 }
 
+static void do_child_getppid(long n) {
+  pid_t child = fork();
+  if (child < 0) die("fork");
+  if (child == 0) {
+    for (long i = 0; i < n; ++i) syscall(SYS_getppid);
+    _exit(0);
+  }
+  if (waitpid(child, NULL, 0) < 0) die("waitpid");
+}
+
 static void do_fork(long n) {
   for (long i = 0; i < n; ++i) {
     pid_t child = fork();
@@ -190,7 +201,7 @@ static int parse_steps(int argc, char** argv, struct step* steps, int max_steps)
     const char* name = s->name;
     int args_needed = 0;
     if (!strcmp(name, "getppid") || !strcmp(name, "getpid") || !strcmp(name, "read-sizes") ||
-        !strcmp(name, "fork") || !strcmp(name, "spin")) {
+        !strcmp(name, "fork") || !strcmp(name, "spin") || !strcmp(name, "child-getppid")) {
       args_needed = 1;
     } else if (!strcmp(name, "getppid-paced") || !strcmp(name, "read") || !strcmp(name, "write") ||
                !strcmp(name, "openat") || !strcmp(name, "open-missing") || !strcmp(name, "mixed") ||
@@ -234,6 +245,7 @@ static void run_step(struct step* s, int zero_fd, int null_fd) {
   else if (!strcmp(name, "openat")) do_openat(s->a, s->path, O_RDONLY | O_CREAT, 0);
   else if (!strcmp(name, "open-missing")) do_openat(s->a, s->path, O_RDONLY, 1);
   else if (!strcmp(name, "fork")) do_fork(s->a);
+  else if (!strcmp(name, "child-getppid")) do_child_getppid(s->a);
   else if (!strcmp(name, "spin")) do_spin(s->a);
   else if (!strcmp(name, "connect")) do_connect(s->a, s->b, 0);
   else if (!strcmp(name, "connect6")) do_connect(s->a, s->b, 1);

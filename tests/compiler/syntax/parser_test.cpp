@@ -134,6 +134,36 @@ TEST_CASE("parser: word operators") {
   CHECK(tree("is_ok and not_done") == "(&& is_ok not_done)");
 }
 
+TEST_CASE("parser: SQL spellings (the one-liner's, and YAML's too)") {
+  CHECK(tree("pid = 5") == "(== pid 5)");
+  CHECK(tree("pid <> 5") == "(!= pid 5)");
+  CHECK(tree("a = 1 AND b = 2 OR NOT c") == "(|| (&& (== a 1) (== b 2)) (! c))");
+  CHECK(tree("pid IN (1, 2)") == "(in pid 1 2)");
+  CHECK(tree("pid NOT IN (1)") == "(! (in pid 1))");
+  CHECK(tree("x = TRUE") == "(== x true)");
+  CHECK(tree("comm LIKE 'py%'") == "(call startswith comm \"py\")");
+  CHECK(tree("comm like '%sh%'") == "(call contains comm \"sh\")");
+  CHECK(tree("comm LIKE 'bash'") == "(== comm \"bash\")");
+  CHECK(tree("comm NOT LIKE 'py%'") == "(! (call startswith comm \"py\"))");
+  CHECK(tree("comm LIKE 'a%' AND pid > 1") == "(&& (call startswith comm \"a\") (> pid 1))");
+  // Names keep their case: only the operator words are case-insensitive.
+  CHECK(tree("Foo AND bar") == "(&& Foo bar)");
+  CHECK(parse_ok("comm LIKE 'py%'")->text == "comm LIKE 'py%'");
+}
+
+TEST_CASE("parser: LIKE patterns it cannot test are refused") {
+  CHECK(error_text("comm LIKE '%sh'") ==
+        "LIKE '%sh' cannot be tested: bpfql takes 'text' (equal), 'pre%' (starts with) or "
+        "'%text%' (contains)");
+  CHECK(error_col("comm LIKE '%sh'") == 10 + 10);
+  CHECK(error_text("comm LIKE 'a%b%'").starts_with("LIKE 'a%b%' cannot be tested"));
+  CHECK(error_text("comm LIKE '%'").starts_with("LIKE '%' cannot be tested"));
+  CHECK(error_text("comm LIKE 'sys_%'").starts_with(
+      "'_' in a LIKE pattern matches any one character"));
+  CHECK(error_text("comm LIKE pid") == "expected a quoted pattern after 'LIKE', such as 'py%'");
+  CHECK(error_text("comm LIKE $p") == "expected a quoted pattern after 'LIKE', such as 'py%'");
+}
+
 TEST_CASE("parser: BPFQL comparisons") {
   CHECK(tree("comm is \"ruby\"") == "(== comm \"ruby\")");
   ExprPtr e = parse_ok("comm is ruby");
