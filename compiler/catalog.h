@@ -2,6 +2,7 @@
 // implements it from tracefs and ELF files, unit tests implement it from fixtures.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -66,6 +67,42 @@ struct UsdtProbeInfo {
   std::vector<int> arg_sizes;
 };
 
+// A kernel type as the running kernel's BTF describes it, typedefs, qualifiers and enums resolved
+// to what generated code needs: sizes, signedness, and where a pointer or array leads.
+struct KernelType {
+  enum class Kind { Integer, Pointer, Struct, Union, Array, Other };
+  Kind kind = Kind::Other;
+  int size = 0;            // bytes (a pointer: 8)
+  bool is_signed = false;  // Integer
+  bool is_char = false;    // Integer: C's char (its arrays and pointers are strings)
+  // Struct/Union: the tag ("task_struct"), or "#ID" for an anonymous one; Other: what it is
+  // ("void", "function", "float").
+  std::string name;
+  int array_len = 0;                         // Array
+  std::shared_ptr<const KernelType> target;  // Pointer: the pointee; Array: the element
+
+  std::string spelling() const;  // "struct task_struct *", "char[16]", "u32"
+};
+
+struct KernelMember {
+  std::string name;
+  int offset = 0;    // bytes from the start of the struct
+  int bit_size = 0;  // a bitfield's width; 0 for whole members
+  int bit_offset = 0;  // a bitfield's first bit, from `offset`
+  KernelType type;
+};
+
+// A struct or union; members of anonymous nested structs and unions are listed as C reaches
+// them (by their own names, at their offsets in this struct).
+struct KernelStruct {
+  std::string name;
+  bool is_union = false;
+  int size = 0;
+  std::vector<KernelMember> members;
+
+  const KernelMember* member(std::string_view member_name) const;
+};
+
 class KernelCatalog {
  public:
   virtual ~KernelCatalog() = default;
@@ -98,6 +135,15 @@ class KernelCatalog {
     (void)member;
     return std::nullopt;
   }
+
+  // A kernel struct or union by tag ("task_struct", "#ID" for an anonymous one), from BTF.
+  // nullopt when the kernel has no such type (or no BTF).
+  virtual std::optional<KernelStruct> kernel_struct(std::string_view name) const {
+    (void)name;
+    return std::nullopt;
+  }
+  // Whether kernel_struct() can answer at all (BTF is there), for a clearer error.
+  virtual bool has_kernel_types() const { return false; }
 };
 
 }  // namespace bpfql

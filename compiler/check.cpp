@@ -196,6 +196,7 @@ Result<CheckedQuery> check_query(const QuerySpec& spec, const KernelCatalog& cat
   out.loc = spec.loc;
 
   ExprScope scope;
+  scope.catalog = &catalog;
   scope.params = &spec.param_values;
   scope.strlen = spec.strlen;
   if (spec.span) {

@@ -26,6 +26,7 @@ struct ExprScope {
   bool in_span_end = false;  // `duration` exists
   uint32_t strlen = 64;
   ExprRole role = ExprRole::Filter;
+  const KernelCatalog* catalog = nullptr;  // kernel structs (BTF) for curtask, ->, casts
 };
 
 // Types `expr` in place (rewriting Identifier/ParamRef/retval nodes). Aggregate and display

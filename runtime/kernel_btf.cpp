@@ -12,12 +12,12 @@ struct BtfDeleter {
   void operator()(btf* b) const { btf__free(b); }
 };
 
+}  // namespace
+
 const btf* vmlinux_btf() {
   static std::unique_ptr<btf, BtfDeleter> loaded(btf__load_vmlinux_btf());
   return loaded.get();
 }
-
-}  // namespace
 
 std::optional<int> kernel_member_offset(std::string_view struct_name, std::string_view member) {
   const btf* b = vmlinux_btf();

@@ -6,9 +6,14 @@
 #include <optional>
 #include <string_view>
 
+struct btf;
+
 namespace bpfql {
 
 // Byte offset of `member` in `struct name`, or nullopt when BTF or the member is missing.
 std::optional<int> kernel_member_offset(std::string_view struct_name, std::string_view member);
+
+// The running kernel's BTF, loaded once; null when the kernel has none.
+const btf* vmlinux_btf();
 
 }  // namespace bpfql

@@ -1,5 +1,8 @@
 #include "runtime/tracefs_catalog.h"
 
+#include "runtime/kernel/btf_structs.h"
+#include "runtime/kernel_btf.h"
+
 #include <fmt/format.h>
 #include <linux/perf_event.h>
 #include <sys/stat.h>
@@ -165,5 +168,11 @@ std::optional<int> TracefsCatalog::kernel_member_offset(std::string_view struct_
                                                         std::string_view member) const {
   return bpfql::kernel_member_offset(struct_name, member);  // kernel_btf caches the BTF itself
 }
+
+std::optional<KernelStruct> TracefsCatalog::kernel_struct(std::string_view name) const {
+  return btf_kernel_struct(name);
+}
+
+bool TracefsCatalog::has_kernel_types() const { return vmlinux_btf() != nullptr; }
 
 }  // namespace bpfql

@@ -50,6 +50,9 @@ class TracefsCatalog : public KernelCatalog {
   // From the running kernel's BTF (runtime/kernel_btf.h).
   std::optional<int> kernel_member_offset(std::string_view struct_name,
                                           std::string_view member) const override;
+  // From the running kernel's BTF (runtime/kernel/btf_structs.h).
+  std::optional<KernelStruct> kernel_struct(std::string_view name) const override;
+  bool has_kernel_types() const override;
 
  private:
   void use_first_usable(const std::vector<std::filesystem::path>& candidates);
