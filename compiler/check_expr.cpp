@@ -51,7 +51,13 @@ bool reads_user_memory(const ProbeRef& probe) {
   }
 }
 
-constexpr int kJoinMaxSize = 1024;  // join()'s string, at most (a power of two)
+constexpr int kJoinMaxSize = 1024;
+
+// "char **" for a pointer to `pointee` (a char *).
+std::string pointer_spelling(const KernelType& pointee) {
+  std::string s = pointee.spelling();
+  return s + (s.ends_with("*") ? "*" : " *");
+}  // join()'s string, at most (a power of two)
 
 class ExprChecker {
  public:
@@ -667,7 +673,7 @@ class ExprChecker {
     if (is_string_array_pointer(ptr.type))
       return error_at(ptr.loc, fmt::format("'{}' is an array of strings ('{} *'), not a string: "
                                            "use join({}) for all of them, or str({}[N]) for one",
-                                           ptr.text, ptr.type.ktype->spelling(), ptr.text,
+                                           ptr.text, pointer_spelling(*ptr.type.ktype), ptr.text,
                                            ptr.text));
     bool user = ptr.type.is_pointer() ? ptr.type.user_memory
                                       : std::all_of(probes_.begin(), probes_.end(),
@@ -687,7 +693,7 @@ class ExprChecker {
       return error_at(ptrs.loc, fmt::format("join() needs an array of string pointers (a "
                                             "'char **', as execve's argv), but '{}' is a {}",
                                             ptrs.text, ptrs.type.is_pointer()
-                                                           ? ptrs.type.ktype->spelling() + " *"
+                                                           ? pointer_spelling(*ptrs.type.ktype)
                                                            : ptrs.type.describe()));
     if (call.args.size() == 2) {
       auto* sep = call.args[1]->as<StringLiteral>();
