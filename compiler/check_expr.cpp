@@ -671,7 +671,7 @@ class ExprChecker {
       return error_at(ptr.loc, fmt::format("str() needs a pointer, but '{}' is a {}", ptr.text,
                                            ptr.type.describe()));
     if (is_string_array_pointer(ptr.type))
-      return error_at(ptr.loc, fmt::format("'{}' is an array of strings ('{} *'), not a string: "
+      return error_at(ptr.loc, fmt::format("'{}' is an array of strings ('{}'), not a string: "
                                            "use join({}) for all of them, or str({}[N]) for one",
                                            ptr.text, pointer_spelling(*ptr.type.ktype), ptr.text,
                                            ptr.text));
