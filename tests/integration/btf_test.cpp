@@ -155,4 +155,20 @@ TEST_CASE("execsnoop side by side with bpftrace's tracepoint rewrite: the same c
   CHECK(text.find(expected) != std::string::npos);
 }
 
+TEST_CASE("interval:100ms runs ten times a second on one CPU, not once per CPU") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("interval-ticks.yml")},
+                        .workload = {"getpid", "1"},
+                        .after_workload = [] { usleep(3'300'000); }});
+  CHECK(run.status.exited_with(0));
+  auto prints = intervals_of(run, "interval-ticks");
+  REQUIRE(prints.size() >= 3);
+  // The second print covers a whole second (the first starts when the timer does).
+  const json& rows = prints[1]["rows"];
+  REQUIRE(rows.size() == 1);
+  CHECK(as_int(rows[0]["ticks"]) >= 9);
+  CHECK(as_int(rows[0]["ticks"]) <= 11);
+  CHECK(as_int(rows[0]["cpu"]) == 0);
+}
+
 }  // namespace bpfql::test

@@ -193,3 +193,23 @@ TEST_CASE("a BTF error renders with its line and a caret under the member") {
   CHECK(shown.find("    - \"curtask->se.cfs_rq->nr_running\"\n") != std::string::npos);
   CHECK(shown.find("\n                           ^") != std::string::npos);
 }
+
+TEST_CASE("interval:D: a cpu-clock timer on one CPU, every D") {
+  auto p = check_yaml("probe: interval:250ms\nselect: count()\n");
+  REQUIRE_MESSAGE(p, p.error().message);
+  const auto& probe = p->queries[0].probes.at(0);
+  CHECK(probe.kind == b::ProbeKind::Profile);
+  CHECK(probe.one_cpu);
+  CHECK(probe.sample_period == 250'000'000);
+  CHECK(probe.spec == "interval:250ms");
+  auto bpftrace_style = check_yaml("probe: interval:s:2\nselect: count()\n");
+  REQUIRE_MESSAGE(bpftrace_style, bpftrace_style.error().message);
+  CHECK(bpftrace_style->queries[0].probes.at(0).sample_period == 2'000'000'000);
+  CHECK(check_error("probe: interval:10us\nselect: count()\n") ==
+        "1:17: an interval probe fires at most every 1ms, not every 10us");
+  CHECK(check_error("probe: interval:soon\nselect: count()\n") ==
+        "1:17: 'soon' is not a duration such as 1s or 100ms");
+  CHECK(check_error("probe: interval\nselect: count()\n") ==
+        "1:8: an interval probe is 'interval:DURATION' (such as 'interval:1s' or "
+        "'interval:100ms'), not 'interval'");
+}
