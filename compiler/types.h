@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "compiler/catalog.h"
+#include "compiler/kernel_type.h"
 
 namespace bpfql {
 

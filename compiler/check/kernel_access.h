@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "compiler/ast.h"
-#include "compiler/catalog.h"
+#include "compiler/syntax/ast.h"
+#include "compiler/check/catalog.h"
 #include "compiler/types.h"
 
 namespace bpfql {

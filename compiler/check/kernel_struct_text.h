@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/catalog.h"
+#include "compiler/check/catalog.h"
 #include "compiler/diagnostics.h"
 
 namespace bpfql {

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string_view>
 
-#include "compiler/catalog.h"
+#include "compiler/check/catalog.h"
 
 namespace bpfql {
 

@@ -5,8 +5,8 @@
 // and cached per, the kernel it runs on: the offsets are literals in the C the cache key holds).
 #include <fmt/format.h>
 
-#include "compiler/c_names.h"
-#include "compiler/codegen_function.h"
+#include "compiler/codegen/c_names.h"
+#include "compiler/codegen/function.h"
 
 namespace bpfql::codegen {
 namespace {

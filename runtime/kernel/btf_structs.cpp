@@ -5,7 +5,7 @@
 #include <charconv>
 #include <string>
 
-#include "runtime/kernel_btf.h"
+#include "runtime/kernel/kernel_btf.h"
 
 namespace bpfql {
 namespace {

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string_view>
 
-#include "compiler/catalog.h"
+#include "compiler/check/catalog.h"
 
 namespace bpfql {
 

@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "compiler/diagnostics.h"
-#include "compiler/parser.h"
+#include "compiler/syntax/parser.h"
 #include "support/check_helpers.h"
 
 using bpfql::testing::check_error;

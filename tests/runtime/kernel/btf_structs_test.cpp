@@ -10,7 +10,7 @@
 
 #include "compiler/check/kernel_struct_text.h"
 #include "runtime/kernel/btf_structs.h"
-#include "runtime/tracefs_catalog.h"
+#include "runtime/kernel/tracefs_catalog.h"
 
 namespace bpfql {
 namespace {
