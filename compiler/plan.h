@@ -64,6 +64,7 @@ struct PlanAttach {
   uint32_t perf_config = 0;    // PERF_COUNT_*
   uint64_t sample_period = 0;  // one of period / frequency is set
   uint64_t sample_freq = 0;
+  bool one_cpu = false;        // Profile: attach on the first online CPU only (interval:D)
   // Tracepoint: the program reads no field of the record and takes no kernel stack, so it can
   // run as a raw tracepoint where the kernel has one of that name (the record is then never
   // built). A kernel stack taken from a raw tracepoint would begin with the BPF program and the

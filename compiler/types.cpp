@@ -12,6 +12,7 @@ std::string Type::describe() const {
     case TypeKind::String: return "string";
     case TypeKind::Stack: return "stack";
     case TypeKind::Bytes: return fmt::format("u8[{}]", byte_len);
+    case TypeKind::Kernel: return ktype ? ktype->spelling() : "kernel type";
   }
   return "unknown";
 }

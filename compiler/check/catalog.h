@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <string>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "compiler/diagnostics.h"
+#include "compiler/kernel_type.h"
 
 namespace bpfql {
 
@@ -72,6 +74,25 @@ struct UsdtProbeInfo {
   std::vector<int> arg_sizes;
 };
 
+struct KernelMember {
+  std::string name;
+  int offset = 0;    // bytes from the start of the struct
+  int bit_size = 0;  // a bitfield's width; 0 for whole members
+  int bit_offset = 0;  // a bitfield's first bit, from `offset`
+  KernelType type;
+};
+
+// A struct or union; members of anonymous nested structs and unions are listed as C reaches
+// them (by their own names, at their offsets in this struct).
+struct KernelStruct {
+  std::string name;
+  bool is_union = false;
+  int size = 0;
+  std::vector<KernelMember> members;
+
+  const KernelMember* member(std::string_view member_name) const;
+};
+
 class KernelCatalog {
  public:
   virtual ~KernelCatalog() = default;
@@ -109,6 +130,12 @@ class KernelCatalog {
   virtual std::string kernel_release() const { return ""; }
   // Whether the kernel describes its types with BTF, for `requires: {btf: true}`.
   virtual bool has_kernel_btf() const { return false; }
+  // A kernel struct or union by tag ("task_struct", "#ID" for an anonymous one), from BTF.
+  // nullopt when the kernel has no such type (or no BTF).
+  virtual std::optional<KernelStruct> kernel_struct(std::string_view name) const {
+    (void)name;
+    return std::nullopt;
+  }
 };
 
 }  // namespace bpfql

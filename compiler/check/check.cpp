@@ -262,6 +262,7 @@ Result<CheckedQuery> check_query(const QuerySpec& spec, const QueryFile& file,
       return std::unexpected(r.error());
 
   ExprScope scope;
+  scope.catalog = &catalog;
   scope.params = &spec.param_values;
   scope.macros = &file.macros;
   scope.strlen = spec.strlen;

@@ -30,6 +30,7 @@ struct ProbeRef {
   uint32_t perf_config = 0;
   uint64_t sample_period = 0;
   uint64_t sample_freq = 0;
+  bool one_cpu = false;                    // Profile: interval:D, a timer on one CPU only
 
   bool is_return() const { return kind == ProbeKind::Kretprobe || kind == ProbeKind::Uretprobe; }
 };

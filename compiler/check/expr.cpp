@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "compiler/syntax/parser.h"
+#include "compiler/check/kernel_access.h"
+#include "compiler/check/kernel_types.h"
 
 namespace bpfql {
 namespace {
@@ -19,7 +21,7 @@ const std::vector<std::string> kDisplayFunctions = {
     // name functions and unit declarations (check_select.cpp, compiler/check/units.h)
     "signal", "tcp_state", "open_flags", "task_state", "ip", "cgroup_path", "disk", "softirq",
     "symbolic", "nsecs", "usecs", "msecs", "secs", "bytes", "rate"};
-const std::vector<std::string> kValueFunctions = {"str", "startswith", "contains"};
+const std::vector<std::string> kValueFunctions = {"str", "startswith", "contains", "join"};
 
 struct BuiltinName {
   const char* name;
@@ -31,7 +33,7 @@ constexpr BuiltinName kBuiltins[] = {
     {"pcomm", Builtin::Pcomm},
     {"cpu", Builtin::Cpu},       {"ts", Builtin::Ts},         {"cgroup", Builtin::Cgroup},
     {"probe", Builtin::Probe},   {"retval", Builtin::Retval}, {"duration", Builtin::Duration},
-    {"kstack", Builtin::Kstack}, {"ustack", Builtin::Ustack},
+    {"kstack", Builtin::Kstack}, {"ustack", Builtin::Ustack}, {"curtask", Builtin::Curtask},
 };
 
 bool is_arg_name(const std::string& name, int* index) {
@@ -55,13 +57,29 @@ bool reads_user_memory(const ProbeRef& probe) {
   }
 }
 
+constexpr int kJoinMaxSize = 1024;
+
+// "char **" for a pointer to `pointee` (a char *).
+std::string pointer_spelling(const KernelType& pointee) {
+  std::string s = pointee.spelling();
+  return s + (s.ends_with("*") ? "*" : " *");
+}  // join()'s string, at most (a power of two)
+
 class ExprChecker {
  public:
   explicit ExprChecker(const ExprScope& scope) : scope_(scope), probes_(*scope.probes) {}
 
   Result<void> check(Expr& e, int depth = 0) {
     if (depth > 512) return error_at(e.loc, "expression nested too deeply");
-    return std::visit([&](auto& node) { return visit(e, node, depth); }, e.node);
+    auto r = std::visit([&](auto& node) { return visit(e, node, depth); }, e.node);
+    if (r && depth == 0 && e.type.is_place())
+      return error_at(e.loc, fmt::format("'{}' is a {}, not a value: take one of its members "
+                                         "('.NAME'){}",
+                                         e.text, e.type.describe(),
+                                         e.type.ktype->kind == KernelType::Kind::Array
+                                             ? " or index it ('[N]')"
+                                             : ""));
+    return r;
   }
 
  private:
@@ -199,6 +217,7 @@ class ExprChecker {
                                    did_you_mean(ref.name, probe.format->field_names()));
       auto field_type = type_of_field(e, probe, *field);
       if (!field_type) return std::unexpected(field_type.error());
+      add_pointee(*field_type, probe, *field);
       if (!type) {
         type = *field_type;
       } else if (type->kind != field_type->kind) {
@@ -220,6 +239,16 @@ class ExprChecker {
     }
     e.type = *type;
     return {};
+  }
+
+  // A pointer field remembers what its format says it points to (`struct sock *`, argv's
+  // `const char *const *`), in user memory on syscall tracepoints: `->` and `[N]` read through it.
+  static void add_pointee(Type& t, const ProbeRef& probe, const TracepointField& field) {
+    if (!t.is_integer() || field.c_type.find('*') == std::string::npos) return;
+    auto spelled = kernel_type_from_spelling(field.c_type);
+    if (!spelled || spelled->kind != KernelType::Kind::Pointer || !spelled->target) return;
+    t.ktype = spelled->target;
+    t.user_memory = is_syscall_tracepoint(probe);
   }
 
   Result<Type> type_of_field(const Expr& e, const ProbeRef& probe, const TracepointField& field) {
@@ -274,6 +303,17 @@ class ExprChecker {
           return error_at(e.loc, "'duration' exists only in span queries (at the end probe)");
         e.type = Type::integer(64, false);
         break;
+      case Builtin::Curtask: {
+        if (!scope_.catalog || !scope_.catalog->has_kernel_btf())
+          return error_at(e.loc, "'curtask' needs the kernel's BTF (/sys/kernel/btf/vmlinux), "
+                                 "which this kernel does not provide");
+        e.type = Type::integer(64, false);
+        KernelType task;
+        task.kind = KernelType::Kind::Struct;
+        task.name = "task_struct";
+        e.type.ktype = std::make_shared<const KernelType>(std::move(task));
+        break;
+      }
       case Builtin::Retval: return resolve_retval(e);
       case Builtin::Arg: return resolve_arg(e, arg_index);
     }
@@ -678,6 +718,7 @@ class ExprChecker {
     for (auto& arg : call.args)
       if (auto r = check(*arg, depth + 1); !r) return r;
     if (call.name == "str") return check_str(e, call);
+    if (call.name == "join") return check_join(e, call);
     if (call.name == "startswith" || call.name == "contains") return check_string_test(e, call);
     std::vector<std::string> all = kValueFunctions;
     all.insert(all.end(), kAggregateFunctions.begin(), kAggregateFunctions.end());
@@ -709,8 +750,41 @@ class ExprChecker {
     if (!ptr.type.is_integer())
       return error_at(ptr.loc, fmt::format("str() needs a pointer, but '{}' is a {}", ptr.text,
                                            ptr.type.describe()));
-    bool user = std::all_of(probes_.begin(), probes_.end(), reads_user_memory);
+    if (is_string_array_pointer(ptr.type))
+      return error_at(ptr.loc, fmt::format("'{}' is an array of strings ('{}'), not a string: "
+                                           "use join({}) for all of them, or str({}[N]) for one",
+                                           ptr.text, pointer_spelling(*ptr.type.ktype), ptr.text,
+                                           ptr.text));
+    bool user = ptr.type.is_pointer() ? ptr.type.user_memory
+                                      : std::all_of(probes_.begin(), probes_.end(),
+                                                    reads_user_memory);
     e.type = Type::string(user ? StringSource::UserPtr : StringSource::KernelPtr, size);
+    return {};
+  }
+
+  // join(ARGV [, "SEP"]): the strings of a NULL-terminated array of string pointers (execve's
+  // argv), up to kJoinArgs of them, each up to `strlen` bytes, into one string.
+  Result<void> check_join(Expr& e, Call& call) {
+    if (call.args.empty() || call.args.size() > 2)
+      return error_at(e.loc, "join() takes an array of string pointers and an optional one-byte "
+                             "separator: join(args.argv [, \" \"])");
+    const Expr& ptrs = *call.args[0];
+    if (!is_string_array_pointer(ptrs.type))
+      return error_at(ptrs.loc, fmt::format("join() needs an array of string pointers (a "
+                                            "'char **', as execve's argv), but '{}' is a {}",
+                                            ptrs.text, ptrs.type.is_pointer()
+                                                           ? pointer_spelling(*ptrs.type.ktype)
+                                                           : ptrs.type.describe()));
+    if (call.args.size() == 2) {
+      auto* sep = call.args[1]->as<StringLiteral>();
+      if (!sep || sep->value.size() != 1)
+        return error_at(call.args[1]->loc, "the separator of join() must be a one-byte string "
+                                           "literal, such as \" \" or \",\"");
+    }
+    int size = 4;
+    while (size < 4 * static_cast<int>(scope_.strlen) && size < kJoinMaxSize) size *= 2;
+    e.type = Type::string(ptrs.type.user_memory ? StringSource::UserPtr : StringSource::KernelPtr,
+                          size);
     return {};
   }
 
@@ -740,6 +814,198 @@ class ExprChecker {
                                   capacity_hint(call.args[0]->type, call.name + "()")));
     e.type = Type::boolean();
     return {};
+  }
+
+  // Kernel memory through BTF: `->`, `.`, `[N]`, casts; and the conditional.
+  Result<void> visit(Expr& e, Member& m, int depth) {
+    if (auto r = check(*m.object, depth + 1); !r) return r;
+    const Expr& object = *m.object;
+    const Type& ot = object.type;
+    const char* op = m.arrow ? "->" : ".";
+    const KernelType* s = nullptr;
+    if (m.arrow && ot.is_pointer()) {
+      s = ot.ktype.get();
+    } else if (!m.arrow && ot.is_place()) {
+      s = ot.ktype.get();
+    } else if (!m.arrow && ot.is_pointer() && is_struct(*ot.ktype)) {
+      return error_at(e.loc, fmt::format("'{}' is a pointer to {}: write '{}->{}'", object.text,
+                                         ot.ktype->spelling(), object.text, m.name));
+    } else if (m.arrow && ot.is_place()) {
+      return error_at(e.loc, fmt::format("'{}' is a {}, not a pointer: write '{}.{}'", object.text,
+                                         ot.describe(), object.text, m.name));
+    } else if (ot.is_integer()) {
+      return error_at(e.loc, fmt::format("'{}' is an integer with no type to take '{}{}' of; if it "
+                                         "is an address, cast it: '((struct NAME *){})->{}'",
+                                         object.text, op, m.name, object.text, m.name));
+    } else {
+      return error_at(e.loc, fmt::format("'{}' is a {}, which has no members", object.text,
+                                         ot.describe()));
+    }
+    if (!is_struct(*s))
+      return error_at(e.loc, fmt::format("'{}' points to {}, which has no members{}", object.text,
+                                         pointee_phrase(*s), void_hint(object, *s, m.name)));
+    auto member = kernel_member(*scope_.catalog, *s, m.name, m.name_loc);
+    if (!member) return std::unexpected(member.error());
+    auto type = kernel_value_type(member->type, ot.user_memory, static_cast<int>(scope_.strlen), e);
+    if (!type) return std::unexpected(type.error());
+    m.offset = member->offset;
+    e.type = *type;
+    return {};
+  }
+
+  static bool is_struct(const KernelType& t) {
+    return t.kind == KernelType::Kind::Struct || t.kind == KernelType::Kind::Union;
+  }
+  static std::string pointee_phrase(const KernelType& t) {
+    if (t.kind == KernelType::Kind::Other && t.name == "void") return "void";
+    return fmt::format("a {}", t.spelling());
+  }
+  static std::string void_hint(const Expr& object, const KernelType& t, const std::string& name) {
+    if (t.kind != KernelType::Kind::Other || t.name != "void") return "";
+    return fmt::format("; cast it to the struct it points to: '((struct NAME *){})->{}'",
+                       object.text, name);
+  }
+
+  Result<void> visit(Expr& e, Index& ix, int depth) {
+    if (auto r = check(*ix.index, depth + 1); !r) return r;
+    auto at = fold(*ix.index);
+    if (!at || *at < 0 || *at > 4096)
+      return error_at(ix.index->loc, fmt::format("the index '{}' must be a constant from 0 to "
+                                                 "4096",
+                                                 ix.index->text));
+    ix.at = static_cast<uint64_t>(*at);
+    // A tracepoint array field (`args.args[0]` of raw_syscalls:sys_enter): in the record.
+    if (auto* id = ix.object->as<Identifier>(); id && all_tracepoints() && every_probe_has_field(id->name))
+      ix.object->node = FieldRef{id->name};
+    if (auto* ref = ix.object->as<FieldRef>(); ref && all_tracepoints()) {
+      const TracepointField* f = probes_.front().format->field(ref->name);
+      if (f && (f->kind == FieldKind::Other || f->kind == FieldKind::ByteArray) &&
+          f->c_type.ends_with("]"))
+        return record_array_element(e, ix, *ref);
+    }
+    if (auto r = check(*ix.object, depth + 1); !r) return r;
+    const Type& ot = ix.object->type;
+    const KernelType* elem = nullptr;
+    if (ot.is_pointer()) {
+      elem = ot.ktype.get();
+    } else if (ot.is_place() && ot.ktype->kind == KernelType::Kind::Array) {
+      if (ix.at >= static_cast<uint64_t>(ot.ktype->array_len))
+        return error_at(ix.index->loc, fmt::format("index {} is out of bounds: '{}' is a {} "
+                                                   "(indexes 0..{})",
+                                                   ix.at, ix.object->text, ot.describe(),
+                                                   ot.ktype->array_len - 1));
+      elem = ot.ktype->target.get();
+    } else if (ot.is_string()) {
+      return error_at(e.loc, fmt::format("'{}' is a string; bpfql does not index strings",
+                                         ix.object->text));
+    } else {
+      return error_at(e.loc, fmt::format("'{}' is a {}, not an array or a typed pointer",
+                                         ix.object->text, ot.describe()));
+    }
+    if (!elem || elem->size <= 0)
+      return error_at(e.loc, fmt::format("'{}' points to {}, whose elements have no size",
+                                         ix.object->text, elem ? pointee_phrase(*elem) : "void"));
+    ix.elem_size = elem->size;
+    auto type = kernel_value_type(*elem, ot.user_memory, static_cast<int>(scope_.strlen), e);
+    if (!type) return std::unexpected(type.error());
+    e.type = *type;
+    return {};
+  }
+
+  // `args.ARR[N]`: an element of an integer array in the tracepoint record, bounds checked here.
+  Result<void> record_array_element(Expr& e, Index& ix, const FieldRef& ref) {
+    std::optional<Type> type;
+    for (const auto& probe : probes_) {
+      const TracepointField* f = probe.format->field(ref.name);
+      if (!f)
+        return error_at(ix.object->loc, fmt::format("unknown field '{}' in tracepoint {}:{}",
+                                                     ref.name, probe.format->category,
+                                                     probe.format->name));
+      std::string_view c_type = f->c_type;
+      size_t open = c_type.rfind('[');
+      auto elem = kernel_type_from_spelling(c_type.substr(0, open));
+      if (!elem || elem->kind != KernelType::Kind::Integer || elem->size <= 0 ||
+          f->size % elem->size != 0)
+        return error_at(e.loc, fmt::format("field '{}' of tracepoint {}:{} is a '{}'; only arrays "
+                                           "of integers can be indexed",
+                                           ref.name, probe.format->category, probe.format->name,
+                                           f->c_type));
+      uint64_t len = static_cast<uint64_t>(f->size / elem->size);
+      if (ix.at >= len)
+        return error_at(ix.index->loc, fmt::format("index {} is out of bounds: field '{}' is a "
+                                                   "'{}' (indexes 0..{})",
+                                                   ix.at, ref.name, f->c_type, len - 1));
+      if (type && type->bits != elem->size * 8)
+        return error_at(e.loc, fmt::format("field '{}' has different types in the probes of this "
+                                           "query",
+                                           ref.name));
+      type = Type::integer(elem->size * 8, elem->is_signed && !elem->is_char);
+      ix.elem_size = elem->size;
+    }
+    ix.object->type = Type::bytes(0);  // the array itself is never a value
+    e.type = *type;
+    return {};
+  }
+
+  Result<void> visit(Expr& e, Cast& c, int depth) {
+    if (auto r = check(*c.operand, depth + 1); !r) return r;
+    const Type& from = c.operand->type;
+    if (auto width = fixed_width_integer(c.type_name)) {
+      if (!from.is_integer() && !from.is_bool())
+        return error_at(e.loc, fmt::format("cannot cast {} '{}' to {}", from.describe(),
+                                           c.operand->text, c.type_name));
+      e.type = Type::integer(width->size * 8, width->is_signed);
+      return {};
+    }
+    // `(struct NAME *)X`: X is an address of that struct.
+    auto spelled = kernel_type_from_spelling(c.type_name);
+    if (!spelled || spelled->kind != KernelType::Kind::Pointer || !spelled->target)
+      return error_at(e.loc, fmt::format("cannot cast to '{}'; casts are to u8..u64, s8..s64 or "
+                                         "a struct pointer",
+                                         c.type_name));
+    if (!from.is_integer())
+      return error_at(e.loc, fmt::format("cannot cast {} '{}' to '{}': only an address can be",
+                                         from.describe(), c.operand->text, c.type_name));
+    if (!scope_.catalog || !scope_.catalog->has_kernel_btf())
+      return error_at(e.loc, fmt::format("'({})' needs the kernel's BTF (/sys/kernel/btf/vmlinux), "
+                                         "which this kernel does not provide",
+                                         c.type_name));
+    const KernelType& pointee = *spelled->target;
+    if (is_struct(pointee) && !scope_.catalog->kernel_struct(pointee.name))
+      return error_at(e.loc, fmt::format("the kernel's BTF has no {}", pointee.spelling()));
+    e.type = Type::integer(64, false);
+    e.type.ktype = spelled->target;
+    e.type.user_memory = from.is_pointer() ? from.user_memory
+                                           : std::all_of(probes_.begin(), probes_.end(),
+                                                         reads_user_memory);
+    return {};
+  }
+
+  Result<void> visit(Expr& e, Conditional& c, int depth) {
+    for (Expr* part : {c.cond.get(), c.then.get(), c.otherwise.get()})
+      if (auto r = check(*part, depth + 1); !r) return r;
+    if (!is_condition(c.cond->type))
+      return error_at(c.cond->loc, fmt::format("the condition of '?' must be a comparison or an "
+                                               "integer, but '{}' is a {}",
+                                               c.cond->text, c.cond->type.describe()));
+    const Type& a = c.then->type;
+    const Type& b = c.otherwise->type;
+    if (a.is_bool() && b.is_bool()) {
+      e.type = Type::boolean();
+      return {};
+    }
+    if ((a.is_integer() || a.is_bool()) && (b.is_integer() || b.is_bool())) {
+      int bits = std::max(a.is_bool() ? 8 : a.bits, b.is_bool() ? 8 : b.bits);
+      e.type = Type::integer(bits, (a.is_integer() && a.is_signed) || (b.is_integer() && b.is_signed));
+      return {};
+    }
+    const Expr& bad = a.is_integer() || a.is_bool() ? *c.otherwise : *c.then;
+    return error_at(bad.loc, fmt::format("'?:' chooses between numbers, but '{}' is a {}{}",
+                                         bad.text, bad.type.describe(),
+                                         bad.type.is_string()
+                                             ? "; to print a name for a number, select the "
+                                               "number and let the output name it"
+                                             : ""));
   }
 
   // Helpers.

@@ -27,6 +27,7 @@ struct ExprScope {
   uint32_t strlen = 64;
   ExprRole role = ExprRole::Filter;
   const std::map<std::string, MacroDef, std::less<>>* macros = nullptr;  // the file's macros
+  const KernelCatalog* catalog = nullptr;  // kernel structs (BTF) for curtask, ->, casts
 };
 
 // Types `expr` in place (rewriting Identifier/ParamRef/retval nodes). Aggregate and display

@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include "compiler/syntax/lexer.h"
+#include "compiler/syntax/query.h"
 
 namespace bpfql {
 namespace {
@@ -47,6 +48,7 @@ const std::map<std::string, ProbeKind>& kind_names() {
       {"uretprobe", ProbeKind::Uretprobe},   {"ur", ProbeKind::Uretprobe},
       {"usdt", ProbeKind::Usdt},             {"U", ProbeKind::Usdt},
       {"profile", ProbeKind::Profile},       {"p", ProbeKind::Profile},
+      {"interval", ProbeKind::Profile},      {"i", ProbeKind::Profile},
       {"software", ProbeKind::Software},     {"s", ProbeKind::Software},
       {"hardware", ProbeKind::Hardware},     {"h", ProbeKind::Hardware},
   };
@@ -55,7 +57,7 @@ const std::map<std::string, ProbeKind>& kind_names() {
 
 std::vector<std::string> long_kind_names() {
   return {"tracepoint", "kprobe", "kretprobe", "uprobe", "uretprobe",
-          "usdt",       "profile", "software", "hardware"};
+          "usdt",       "profile", "interval", "software", "hardware"};
 }
 
 std::vector<std::string> split(std::string_view text, char sep) {
@@ -339,6 +341,39 @@ Result<std::vector<ProbeRef>> resolve_profile(const Located& spec, const std::ve
   return std::vector<ProbeRef>{std::move(probe)};
 }
 
+// `interval:1s` (any duration) or bpftrace's `interval:s:1` / `ms:N` / `us:N`: a cpu-clock timer
+// on one CPU (the first online one), so the body runs once per period in all, not once per CPU.
+Result<std::vector<ProbeRef>> resolve_interval(const Located& spec,
+                                               const std::vector<std::string>& parts) {
+  std::string duration;
+  if (parts.size() == 2) {
+    duration = parts[1];
+  } else if (parts.size() == 3 && (parts[1] == "s" || parts[1] == "ms" || parts[1] == "us")) {
+    duration = parts[2] + parts[1];
+  } else {
+    return error_at(spec.loc, fmt::format("an interval probe is 'interval:DURATION' (such as "
+                                          "'interval:1s' or 'interval:100ms'), not '{}'",
+                                          spec.text));
+  }
+  auto ns = parse_duration(duration);
+  if (!ns || *ns == 0)
+    return error_at(part_loc(spec, parts, 1),
+                    fmt::format("'{}' is not a duration such as 1s or 100ms", duration));
+  if (*ns < 1'000'000)
+    return error_at(part_loc(spec, parts, 1),
+                    fmt::format("an interval probe fires at most every 1ms, not every {}",
+                                duration));
+  ProbeRef probe;
+  probe.kind = ProbeKind::Profile;
+  probe.loc = spec.loc;
+  probe.perf_type = kPerfTypeSoftware;
+  probe.perf_config = 0;  // cpu-clock
+  probe.sample_period = *ns;
+  probe.one_cpu = true;
+  probe.spec = fmt::format("interval:{}", duration);
+  return std::vector<ProbeRef>{std::move(probe)};
+}
+
 template <size_t N>
 Result<std::vector<ProbeRef>> resolve_perf_event(ProbeKind kind, const Located& spec,
                                                  const std::vector<std::string>& parts,
@@ -396,7 +431,9 @@ Result<std::vector<ProbeRef>> resolve_probe(const Located& spec, const KernelCat
     case ProbeKind::Uprobe:
     case ProbeKind::Uretprobe: return resolve_function_probe(kind->second, spec, parts, catalog);
     case ProbeKind::Usdt: return resolve_usdt(spec, parts, catalog);
-    case ProbeKind::Profile: return resolve_profile(spec, parts);
+    case ProbeKind::Profile:
+      if (parts[0] == "interval" || parts[0] == "i") return resolve_interval(spec, parts);
+      return resolve_profile(spec, parts);
     case ProbeKind::Software: return resolve_perf_event(ProbeKind::Software, spec, parts, kSoftwareEvents);
     case ProbeKind::Hardware: return resolve_perf_event(ProbeKind::Hardware, spec, parts, kHardwareEvents);
   }

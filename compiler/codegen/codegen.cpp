@@ -57,6 +57,7 @@ PlanAttach attach_of(const CheckedQuery& q, const ProbeRef& probe, const std::st
   a.perf_type = probe.perf_type;
   a.perf_config = probe.perf_config;
   a.sample_period = probe.sample_period;
+  a.one_cpu = probe.one_cpu;
   a.sample_freq = probe.sample_freq;
   return a;
 }

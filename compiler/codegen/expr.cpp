@@ -109,6 +109,11 @@ Result<CValue> FunctionGen::value(const Expr& e) {
   if (auto* b = e.as<Binary>()) return binary(e, *b);
   if (auto* in = e.as<InList>()) return in_list(e, *in);
   if (auto* c = e.as<Call>()) return call(e, *c);
+  if (auto* ix = e.as<Index>(); ix && ix->object->type.is_bytes() && ix->object->as<FieldRef>())
+    return record_element(e, *ix);
+  if (e.as<Member>() || e.as<Index>()) return memory_value(e);
+  if (auto* c = e.as<Cast>()) return cast_value(e, *c);
+  if (auto* c = e.as<Conditional>()) return conditional_value(e, *c);
   if (e.as<StringLiteral>())
     return std::unexpected(unsupported(e, fmt::format("string '{}' used as a number", e.text)));
   return std::unexpected(
@@ -157,6 +162,8 @@ Result<CValue> FunctionGen::builtin(const Expr& e, const BuiltinRef& b) {
       return argument(e, b.arg_index);
     case Builtin::Ppid:
       return emit_ppid(e);
+    case Builtin::Curtask:
+      return CValue{cached("curtask", "u64 curtask = bpf_get_current_task();"), u64};
     case Builtin::Comm:
     case Builtin::Pcomm:
     case Builtin::Kstack:

@@ -91,6 +91,17 @@ class FunctionGen {
   Result<CValue> argument(const Expr& e, int index);
   Result<CValue> emit_ppid(const Expr& e);
   Result<void> emit_parent_task(const Expr& e);
+
+  // Kernel and user memory through BTF offsets (codegen_memory.cpp).
+  Result<std::string> address_of(const Expr& e);  // a u64 C expression: where `e` lives
+  Result<CValue> memory_value(const Expr& e);     // a member or element, read into a local
+  Result<CValue> record_element(const Expr& e, const Index& ix);  // `args.ARR[N]`
+  Result<CValue> cast_value(const Expr& e, const Cast& c);
+  Result<CValue> conditional_value(const Expr& e, const Conditional& c);
+  Result<void> read_memory_string(const Expr& e, const std::string& dest);
+  Result<void> read_joined(const Expr& e, const Call& c, const std::string& dest, uint32_t size);
+  std::string read_into_local(const std::string& key, const std::string& c_type, int size,
+                              const std::string& address, bool user, const std::string& note);
   std::string cached(const std::string& name, const std::string& decl);
   // A u64 the loader writes in at run time (plan.h: PlanConstant); `source` says what gave it.
   CValue runtime_constant(uint64_t value, const std::string& source);
@@ -131,6 +142,7 @@ class FunctionGen {
   bool reads_record_ = false;
   bool kernel_stack_ = false;
   bool uses_attach_cookie_ = false;
+  std::map<std::string, std::string> memory_locals_;  // read key → local holding the value
 };
 
 }  // namespace bpfql::codegen

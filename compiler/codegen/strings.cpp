@@ -97,6 +97,9 @@ std::string string_canon(const Expr& e) {
   if (auto* f = e.as<FieldRef>()) return "args." + f->name;
   if (auto* c = e.as<Call>(); c && c->name == "str" && !c->args.empty())
     return fmt::format("str({},{})", int_canon(*c->args[0]), e.type.str_size);
+  if (auto* c = e.as<Call>(); c && c->name == "join" && !c->args.empty())
+    return fmt::format("join({})", c->args.size() == 2 ? e.text : c->args[0]->text);
+  if (e.as<Member>() || e.as<Index>()) return "mem:" + e.text;
   return "?" + e.text;
 }
 
@@ -128,6 +131,12 @@ void collect_strings(const Expr& e, std::vector<StringUse>& out) {
   } else if (auto* c = e.as<Call>()) {
     if (c->name == "contains" && !c->args.empty()) add_use(*c->args[0], true, out);
     for (const auto& arg : c->args) collect_strings(*arg, out);
+  } else if (auto* c = e.as<Conditional>()) {
+    collect_strings(*c->cond, out);
+    collect_strings(*c->then, out);
+    collect_strings(*c->otherwise, out);
+  } else if (auto* c = e.as<Cast>()) {
+    collect_strings(*c->operand, out);
   }
 }
 
@@ -180,6 +189,9 @@ Result<void> FunctionGen::read_string(const Expr& e, const StringHome& home) {
     return {};
   }
   if (auto* f = e.as<FieldRef>()) return read_field_string(e, *f, dest, home.size);
+  if (e.as<Member>() || e.as<Index>()) return read_memory_string(e, dest);
+  if (auto* c = e.as<Call>(); c && c->name == "join" && !c->args.empty())
+    return read_joined(e, *c, dest, home.size);
   if (auto* c = e.as<Call>(); c && c->name == "str" && !c->args.empty()) {
     auto ptr = typed_value(*c->args[0]);
     if (!ptr) return std::unexpected(ptr.error());

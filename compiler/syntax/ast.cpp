@@ -48,6 +48,14 @@ ExprPtr clone_expr(const Expr& e) {
           Call call{n.name, {}};
           for (const auto& arg : n.args) call.args.push_back(clone_expr(*arg));
           return call;
+        } else if constexpr (std::is_same_v<T, Member>) {
+          return Member{clone_expr(*n.object), n.name, n.arrow, n.name_loc, n.offset};
+        } else if constexpr (std::is_same_v<T, Index>) {
+          return Index{clone_expr(*n.object), clone_expr(*n.index), n.at, n.elem_size};
+        } else if constexpr (std::is_same_v<T, Cast>) {
+          return Cast{n.type_name, clone_expr(*n.operand)};
+        } else if constexpr (std::is_same_v<T, Conditional>) {
+          return Conditional{clone_expr(*n.cond), clone_expr(*n.then), clone_expr(*n.otherwise)};
         } else {
           return n;  // leaves: plain values
         }

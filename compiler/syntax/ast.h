@@ -33,6 +33,7 @@ enum class Builtin {
   Arg,  // arg0..arg9: the index is in BuiltinRef::arg_index
   Kstack, Ustack,
   Pcomm,  // the parent process's name (current->real_parent->comm, offsets from BTF)
+  Curtask,  // the current task: a struct task_struct * (bpf_get_current_task)
 };
 
 struct Expr;
@@ -88,9 +89,38 @@ struct Call {
   std::vector<ExprPtr> args;
 };
 
+// `OBJECT->NAME` (through a pointer) or `OBJECT.NAME` (of a struct); the checker fills in where
+// the member is, from BTF.
+struct Member {
+  ExprPtr object;
+  std::string name;
+  bool arrow = false;
+  SourceLoc name_loc;
+  int offset = 0;  // checker: bytes from the struct's start
+};
+// `OBJECT[INDEX]` with a constant index: an element of an array, or the INDEX-th one a pointer
+// points at.
+struct Index {
+  ExprPtr object;
+  ExprPtr index;
+  uint64_t at = 0;     // checker: the constant index
+  int elem_size = 0;   // checker: bytes per element
+};
+// `(u32)x`, `(s64)retval`, `(struct sock *)args.skaddr`.
+struct Cast {
+  std::string type_name;  // as written, spaces normalised: "u32", "struct sock *"
+  ExprPtr operand;
+};
+// `COND ? THEN : ELSE`.
+struct Conditional {
+  ExprPtr cond;
+  ExprPtr then;
+  ExprPtr otherwise;
+};
+
 struct Expr {
   std::variant<IntLiteral, StringLiteral, BoolLiteral, Identifier, BuiltinRef, FieldRef, ParamRef,
-               Unary, Binary, InList, Call>
+               Unary, Binary, InList, Call, Member, Index, Cast, Conditional>
       node;
   SourceLoc loc;     // where the expression starts
   std::string text;  // the source text as written, trimmed (used as the output column name)

@@ -17,6 +17,17 @@ inline void for_each_node(const Expr& e, const std::function<void(const Expr&)>&
     for_each_node(*in->value, visit);
     for (const auto& item : in->items) for_each_node(*item, visit);
   }
+  if (auto* m = e.as<Member>()) for_each_node(*m->object, visit);
+  if (auto* ix = e.as<Index>()) {
+    for_each_node(*ix->object, visit);
+    for_each_node(*ix->index, visit);
+  }
+  if (auto* c = e.as<Cast>()) for_each_node(*c->operand, visit);
+  if (auto* c = e.as<Conditional>()) {
+    for_each_node(*c->cond, visit);
+    for_each_node(*c->then, visit);
+    for_each_node(*c->otherwise, visit);
+  }
   if (auto* call = e.as<Call>())
     for (const auto& arg : call->args) for_each_node(*arg, visit);
   visit(e);

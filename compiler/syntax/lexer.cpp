@@ -48,10 +48,10 @@ std::optional<uint64_t> digits_value(std::string_view digits, unsigned base) {
 // The longest operator or punctuation symbol at the start of `rest`, or "".
 std::string_view match_punct(std::string_view rest) {
   static constexpr std::array<std::string_view, 9> kTwo = {
-      "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "<>"};
+      "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "<>", "->"};
   for (std::string_view op : kTwo)
     if (rest.starts_with(op)) return op;
-  static constexpr std::string_view kOne = "!~-*/%+<>&^|(),=";
+  static constexpr std::string_view kOne = "!~-*/%+<>&^|(),=.[]?:";
   if (!rest.empty() && kOne.find(rest[0]) != std::string_view::npos) return rest.substr(0, 1);
   return {};
 }

@@ -208,9 +208,29 @@ class Parser {
   Result<Parsed> expression() {
     if (depth_ >= kMaxDepth) return fail(peek(), kTooDeep);
     ++depth_;
-    Result<Parsed> parsed = binary(kLogicalOr);
+    Result<Parsed> parsed = conditional();
     --depth_;
     return parsed;
+  }
+
+  // `COND ? THEN : ELSE`, the loosest operator, right-associative as in C.
+  Result<Parsed> conditional() {
+    Result<Parsed> cond = binary(kLogicalOr);
+    if (!cond || !at_punct("?")) return cond;
+    Token question = take();
+    Result<Parsed> then = expression();
+    if (!then) return then;
+    if (!at_punct(":"))
+      return fail(peek(), fmt::format("expected ':' for the '?' at {}", where(question)));
+    take();
+    Result<Parsed> otherwise = expression();
+    if (!otherwise) return otherwise;
+    int height = std::max({cond->height, then->height, otherwise->height}) + 1;
+    size_t begin = cond->begin;
+    size_t end = otherwise->end;
+    return make(Conditional{std::move(cond->expr), std::move(then->expr),
+                            std::move(otherwise->expr)},
+                begin, end, height, question);
   }
 
   std::optional<InfixOp> peek_infix() {
@@ -363,7 +383,7 @@ class Parser {
     } else if (token.kind == TokenKind::Name && lower(token.value) == "not") {
       op = UnaryOp::Not;
     }
-    if (!op) return primary();
+    if (!op) return postfix();
     if (depth_ >= kMaxDepth) return fail(token, kTooDeep);
     Token op_token = take();
     ++depth_;
@@ -372,6 +392,43 @@ class Parser {
     if (!operand) return operand;
     return make(Unary{*op, std::move(operand->expr)}, op_token.begin, operand->end,
                 operand->height + 1, op_token);
+  }
+
+  // A primary followed by any number of `->NAME`, `.NAME` and `[INDEX]`.
+  Result<Parsed> postfix() {
+    Result<Parsed> object = primary();
+    while (object && (at_punct("->") || at_punct(".") || at_punct("["))) {
+      Token op = take();
+      if (op.value == "[") {
+        Result<Parsed> index = expression();
+        if (!index) return index;
+        if (!at_punct("]"))
+          return fail(peek(), fmt::format("expected ']' to close '[' at {}", where(op)));
+        size_t end = take().end;
+        int height = std::max(object->height, index->height) + 1;
+        size_t begin = object->begin;
+        object = make(Index{std::move(object->expr), std::move(index->expr), 0, 0}, begin, end,
+                      height, op);
+        continue;
+      }
+      bool arrow = op.value == "->";
+      if (arrow && object->expr->as<Identifier>() &&
+          object->expr->as<Identifier>()->name == "args") {
+        const Token& field = peek();
+        std::string name = field.kind == TokenKind::Name ? field.value : "FIELD";
+        return fail(op, fmt::format("'args->{0}' is bpftrace's spelling; in bpfql a tracepoint "
+                                    "field is 'args.{0}'",
+                                    name));
+      }
+      Token name = take();
+      if (name.kind != TokenKind::Name)
+        return fail(name, fmt::format("expected a member name after '{}'", op.value));
+      int height = object->height + 1;
+      size_t begin = object->begin;
+      object = make(Member{std::move(object->expr), name.value, arrow, map().loc(name.begin), 0},
+                    begin, name.end, height, op);
+    }
+    return object;
   }
 
   Result<Parsed> primary() {
@@ -415,6 +472,7 @@ class Parser {
 
   // The node keeps the parentheses in its text: a column named "(a + b)" is what was written.
   Result<Parsed> parenthesised(const Token& open) {
+    if (at_cast_type()) return cast(open);
     Result<Parsed> inner = expression();
     if (!inner) return inner;
     if (!at_punct(")"))
@@ -423,6 +481,46 @@ class Parser {
     inner->end = take().end;
     set_span(*inner);
     return inner;
+  }
+
+  // A type name after '(': the fixed-width integers, or `struct`/`union` (a pointer cast).
+  bool at_cast_type() {
+    const Token& token = peek();
+    if (token.kind != TokenKind::Name) return false;
+    static constexpr std::array<std::string_view, 10> kWords = {
+        "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "struct", "union"};
+    return std::ranges::find(kWords, token.value) != kWords.end();
+  }
+
+  // `(TYPE) OPERAND`: the cast binds as tightly as a unary operator.
+  Result<Parsed> cast(const Token& open) {
+    Token first = take();
+    std::string type_name = first.value;
+    if (first.value == "struct" || first.value == "union") {
+      Token tag = take();
+      if (tag.kind != TokenKind::Name)
+        return fail(tag, fmt::format("expected a {} name after '{}'", first.value, first.value));
+      type_name += " " + tag.value;
+      int stars = 0;
+      while (at_punct("*")) {
+        take();
+        ++stars;
+      }
+      if (stars == 0)
+        return fail(peek(), fmt::format("a cast to '{}' needs a pointer: '({} *)'", type_name,
+                                        type_name));
+      type_name += " " + std::string(static_cast<size_t>(stars), '*');
+    }
+    if (!at_punct(")"))
+      return fail(peek(), fmt::format("expected ')' to close the cast at {}", where(open)));
+    take();
+    if (depth_ >= kMaxDepth) return fail(open, kTooDeep);
+    ++depth_;
+    Result<Parsed> operand = unary();
+    --depth_;
+    if (!operand) return operand;
+    return make(Cast{std::move(type_name), std::move(operand->expr)}, open.begin, operand->end,
+                operand->height + 1, open);
   }
 
   Lexer lexer_;

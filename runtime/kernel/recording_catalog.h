@@ -48,6 +48,10 @@ class RecordingCatalog : public KernelCatalog {
     note(structs_, std::string(struct_name));
     return inner_.kernel_member_offset(struct_name, member);
   }
+  std::optional<KernelStruct> kernel_struct(std::string_view name) const override {
+    note(structs_, std::string(name));
+    return inner_.kernel_struct(name);
+  }
   std::string kernel_release() const override { return inner_.kernel_release(); }
   bool has_kernel_btf() const override { return inner_.has_kernel_btf(); }
 

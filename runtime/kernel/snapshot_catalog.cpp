@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "runtime/kernel/elf_catalog.h"
+#include "runtime/kernel/btf_structs.h"
 #include "runtime/kernel/kernel_btf.h"
 
 namespace bpfql {
@@ -69,6 +70,10 @@ std::vector<UsdtProbeInfo> SnapshotCatalog::usdt_probes(const std::string& binar
 
 std::vector<std::string> SnapshotCatalog::function_symbols(const std::string& binary_path) const {
   return elf_function_symbols(binary_path);
+}
+
+std::optional<KernelStruct> SnapshotCatalog::kernel_struct(std::string_view name) const {
+  return btf_kernel_struct(btf_, name);
 }
 
 std::optional<int> SnapshotCatalog::kernel_member_offset(std::string_view struct_name,

@@ -47,6 +47,7 @@ class SnapshotCatalog : public KernelCatalog {
                                           std::string_view member) const override;
   std::string kernel_release() const override { return snapshot_.release; }
   bool has_kernel_btf() const override { return btf_ != nullptr; }
+  std::optional<KernelStruct> kernel_struct(std::string_view name) const override;
 
  private:
   SnapshotCatalog() = default;

@@ -1,5 +1,8 @@
 #include "runtime/kernel/tracefs_catalog.h"
 
+#include "runtime/kernel/btf_structs.h"
+#include "runtime/kernel/kernel_btf.h"
+
 #include <fmt/format.h>
 #include <linux/perf_event.h>
 #include <sys/stat.h>
@@ -173,5 +176,9 @@ std::string TracefsCatalog::kernel_release() const {
 }
 
 bool TracefsCatalog::has_kernel_btf() const { return running_kernel_btf() != nullptr; }
+
+std::optional<KernelStruct> TracefsCatalog::kernel_struct(std::string_view name) const {
+  return btf_kernel_struct(running_kernel_btf(), name);
+}
 
 }  // namespace bpfql

@@ -52,6 +52,8 @@ class TracefsCatalog : public KernelCatalog {
                                           std::string_view member) const override;
   std::string kernel_release() const override;  // uname -r
   bool has_kernel_btf() const override;
+  // From the running kernel's BTF (runtime/kernel/btf_structs.h).
+  std::optional<KernelStruct> kernel_struct(std::string_view name) const override;
 
  private:
   void use_first_usable(const std::vector<std::filesystem::path>& candidates);

@@ -147,7 +147,9 @@ std::string attach_uprobe(int prog, const PlanAttach& a, size_t index, Attachmen
 }
 
 std::string attach_perf_event(int prog, const PlanAttach& a, Attachments& out) {
-  for (int cpu : online_cpus()) {
+  std::vector<int> cpus = online_cpus();
+  if (a.one_cpu && cpus.size() > 1) cpus.resize(1);  // interval:D: one timer, on the first CPU
+  for (int cpu : cpus) {
     errno = 0;
     int fd = bpf_attach_perf_event(prog, a.perf_type, a.perf_config, a.sample_period, a.sample_freq,
                                    -1, cpu, -1);

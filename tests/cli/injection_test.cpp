@@ -216,7 +216,7 @@ std::vector<Case> cases() {
       {"field-struct-member",
        kOpenat + "select: count()\ngroup_by: args->filename\n",
        {},
-       "unexpected '>'"},
+       "is bpftrace's spelling; in bpfql a tracepoint field is 'args.filename'"},
       {"call-c-function",
        kGetppid + "where: bpf_send_signal(9) == 0\nselect: count()\n",
        {},

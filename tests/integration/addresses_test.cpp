@@ -113,4 +113,23 @@ TEST_CASE("select \"*\" includes the byte arrays: IPv6 connects to ::1, compress
 }
 
 }  // namespace
+TEST_CASE("library net/tcpconnect: each of the workload's connects, with address and port") {
+  BPFQL_REQUIRE_ROOT();
+  Listener listener(AF_INET);
+  TraceRun run = trace({.queries = {"net/tcpconnect"},
+                        .workload = {"connect", "3", std::to_string(listener.port())},
+                        .pass_pid = false, .pid_option = true});
+  CHECK(run.status.exited_with(0));
+  std::vector<json> events = events_of(run, "tcpconnect");
+  REQUIRE(events.size() == 3);
+  for (const json& e : events) {
+    CHECK(as_int(e["pid"]) == run.workload_pid);
+    CHECK(e["comm"] == "bpfql-wl");
+    CHECK(as_int(e["ip"]) == 4);
+    CHECK(e["args.daddr"] == "127.0.0.1");
+    CHECK(e["args.saddr"] == "127.0.0.1");
+    CHECK(as_int(e["args.dport"]) == listener.port());
+  }
+}
+
 }  // namespace bpfql::test

@@ -1,5 +1,10 @@
 #include "tests/support/fixture_catalog.h"
 
+#include <fstream>
+#include <sstream>
+
+#include "compiler/check/kernel_struct_text.h"
+
 #include <algorithm>
 
 namespace bpfql {
@@ -93,6 +98,20 @@ std::optional<int> FixtureCatalog::kernel_member_offset(std::string_view struct_
   auto it = member_offsets_.find(std::make_pair(std::string(struct_name), std::string(member)));
   if (it == member_offsets_.end()) return std::nullopt;
   return it->second;
+}
+
+std::optional<KernelStruct> FixtureCatalog::kernel_struct(std::string_view name) const {
+  if (!btf_available_) return std::nullopt;
+  static const std::vector<KernelStruct> structs = [] {
+    std::ifstream in(BPFQL_FIXTURE_DIR "/btf/structs.txt");
+    std::stringstream text;
+    text << in.rdbuf();
+    auto parsed = parse_kernel_structs(text.str());
+    return parsed ? *parsed : std::vector<KernelStruct>{};
+  }();
+  for (const auto& s : structs)
+    if (s.name == name) return s;
+  return std::nullopt;
 }
 
 }  // namespace bpfql

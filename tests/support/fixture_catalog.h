@@ -67,6 +67,12 @@ class FixtureCatalog : public KernelCatalog {
   std::optional<int> kernel_member_offset(std::string_view struct_name,
                                           std::string_view member) const override;
 
+  // Kernel structs from tests/fixtures/btf/structs.txt (extracted from the fixtures' kernel);
+  // set_kernel_types_available(false) makes the catalog a kernel without BTF.
+  std::optional<KernelStruct> kernel_struct(std::string_view name) const override;
+  bool has_kernel_btf() const override { return btf_available_; }
+  void set_kernel_types_available(bool available) { btf_available_ = available; }
+
  private:
   const FakeBinary* binary_at(std::string_view path) const;
 
@@ -75,6 +81,7 @@ class FixtureCatalog : public KernelCatalog {
   std::string hardware_unavailable_;
   std::vector<FakeBinary> binaries_;
   std::map<std::pair<std::string, std::string>, int> member_offsets_;
+  bool btf_available_ = true;
 };
 
 }  // namespace bpfql

@@ -40,6 +40,14 @@ std::string sexpr(const Expr& e) {
           for (const auto& arg : n.args) out += " " + sexpr(*arg);
           return out + ")";
         }
+        if constexpr (std::is_same_v<T, Member>)
+          return fmt::format("({} {} {})", n.arrow ? "->" : ".", sexpr(*n.object), n.name);
+        if constexpr (std::is_same_v<T, Index>)
+          return fmt::format("([] {} {})", sexpr(*n.object), sexpr(*n.index));
+        if constexpr (std::is_same_v<T, Cast>)
+          return fmt::format("(cast {} {})", n.type_name, sexpr(*n.operand));
+        if constexpr (std::is_same_v<T, Conditional>)
+          return fmt::format("(? {} {} {})", sexpr(*n.cond), sexpr(*n.then), sexpr(*n.otherwise));
       },
       e.node);
 }
