@@ -34,7 +34,7 @@ struct Type {
   int byte_len = 0;        // byte arrays: N
   // Integers that are pointers with a known pointee (BTF, a tracepoint field's declared type, a
   // cast), and Kernel places: the pointee or the place's own type. Null for plain integers.
-  std::shared_ptr<const KernelType> ktype;
+  std::shared_ptr<const KernelType> ktype = nullptr;
   bool user_memory = false;  // the pointee (or place) is in user memory: bpf_probe_read_user
 
   static Type integer(int bits, bool is_signed) { return {TypeKind::Integer, bits, is_signed}; }
