@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "compiler/c_names.h"
 #include "compiler/histogram_sums.h"
@@ -20,7 +21,8 @@ namespace {
 
 // What run and serve do before loading: privileges, the --pid process, tracefs, the compiler and
 // the probes this machine offers. Returns the Plan or the exit status.
-std::expected<Plan, int> plan_for_kernel(const PipelineInput& input) {
+std::expected<Plan, int> plan_for_kernel(const PipelineInput& input,
+                                         std::vector<std::string>* failed = nullptr) {
   // Before the catalog, whose "permission denied reading tracefs" would hide the real reason.
   if (auto problem = check_privileges()) {
     std::cerr << "bpfql: " << *problem << "\n";
@@ -36,7 +38,7 @@ std::expected<Plan, int> plan_for_kernel(const PipelineInput& input) {
     std::cerr << "bpfql: " << catalog.tracefs_problem() << "\n";
     return std::unexpected(1);
   }
-  auto plan = compile_queries(input, catalog);
+  auto plan = failed ? compile_passing_queries(input, catalog, *failed) : compile_queries(input, catalog);
   if (!plan) return std::unexpected(2);
   if (std::string why = unavailable_probes(*plan, catalog); !why.empty()) {
     std::cerr << "bpfql: " << why << "\n";
@@ -88,18 +90,25 @@ int command_run(PipelineInput input, const RunOptions& options) {
   return run_plan(*plan, options);
 }
 
-int command_serve(PipelineInput input, const ListenAddress& listen, const RunOptions& options) {
+int command_serve(PipelineInput input, const ListenAddress& listen, const WebConfig& web,
+                  size_t max_series, bool strict, const RunOptions& options) {
   input.require = exportable;
   input.adjust = add_histogram_sums;
-  auto plan = plan_for_kernel(input);
+  // Without --strict, the queries that check are served and the rest reported (here, and as
+  // bpfql_query_up 0), as one bad query must not take a host's whole exporter down.
+  std::vector<std::string> failed;
+  auto plan = plan_for_kernel(input, strict ? nullptr : &failed);
   if (!plan) return plan.error();
-  prepare_serve_plan(*plan);
-  auto exporter = HttpExporter::bind(listen);
+  if (!failed.empty())
+    std::cerr << fmt::format("bpfql: serving {} of {} queries; not served (errors above): {}\n",
+                             plan->queries.size(), plan->queries.size() + failed.size(), fmt::join(failed, ", "));
+  prepare_serve_plan(*plan, input.options.interval_ns);
+  auto exporter = HttpExporter::bind(listen, web);
   if (!exporter) {
     std::cerr << "bpfql: " << exporter.error() << "\n";
     return 1;
   }
-  return serve_plan(*plan, **exporter, options);
+  return serve_plan(*plan, **exporter, options, BPFQL_VERSION, max_series, failed);
 }
 
 int command_check(const PipelineInput& input) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/pipeline.h"
+#include "runtime/render/prometheus.h"
 #include "runtime/serve/http_exporter.h"
 #include "runtime/session.h"
 
@@ -15,7 +16,8 @@ namespace bpfql {
 int command_run(PipelineInput input, const RunOptions& options);
 // Runs the queries as a Prometheus exporter on `listen` (runtime/serve/serve.h); a streaming
 // query is a query error (2), an address it cannot listen on a runtime failure (1).
-int command_serve(PipelineInput input, const ListenAddress& listen, const RunOptions& options);
+int command_serve(PipelineInput input, const ListenAddress& listen, const WebConfig& web,
+                  size_t max_series, bool strict, const RunOptions& options);
 int command_check(const PipelineInput& input);
 // Prints the BCC C, or with `plain` the plain C (plan.h), of the query file.
 int command_compile(const PipelineInput& input, bool plain = false);

@@ -35,6 +35,9 @@ struct ProgramCheck {
   CheckedProgram passed;
   bool failed = false;
   std::map<std::string, std::string> texts;  // each file's text, by path: for caret lines
+  // What failed, by query name; a file that failed as a whole (it does not load or check) by its
+  // name without folder and .yml, unless some of its queries passed.
+  std::vector<std::string> failed_queries;
 };
 
 // Loads and checks every file, going on past a bad one: prints each file's diagnostic to stderr.
@@ -43,5 +46,11 @@ ProgramCheck check_each_file(const PipelineInput& input, const KernelCatalog& ca
 
 // check_each_file, all or nothing (nullopt when anything failed), then code generation.
 std::optional<Plan> compile_queries(const PipelineInput& input, const KernelCatalog& catalog);
+
+// serve without --strict: the queries that pass, each checked and generated alone, then
+// together; `failed` gets the names of the rest (their diagnostics already on stderr). nullopt
+// when none passes (or the passing ones fail together).
+std::optional<Plan> compile_passing_queries(const PipelineInput& input, const KernelCatalog& catalog,
+                                            std::vector<std::string>& failed);
 
 }  // namespace bpfql

@@ -4,6 +4,7 @@
 #include "runtime/session.h"
 
 #include <fmt/format.h>
+#include <bpf/bpf.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <unordered_map>
 
 #include "runtime/attach.h"
@@ -65,6 +67,7 @@ class Run {
   void finish();
   void report_lost(bool at_exit);
   void drop_privileges();
+  void add_program_stats(const PlanQuery& q, IntervalResult& r) const;
   void flush_output();
   bool output_ok() const { return write_errno_ == 0; }
   bool report_write_error() const;
@@ -165,15 +168,37 @@ void Run::print(Schedule::Entry& e, SteadyClock::time_point now, bool regular) {
   r.query = e.query;
   r.time = std::chrono::system_clock::now();
   r.interval_s = schedule_.covered_seconds(e, now, regular);
+  auto read_start = SteadyClock::now();
   QuerySnapshot snapshot = maps_.read(*e.query, /*last=*/stopping_);
   r.dropped = snapshot.dropped;
   r.rows = options_.export_rows ? build_export_rows(*e.query, snapshot, hooks_[e.query])
                                 : build_rows(*e.query, snapshot, hooks_[e.query]);
   sort_and_limit(*e.query, r.rows);
+  r.read_seconds = std::chrono::duration<double>(SteadyClock::now() - read_start).count();
+  if (options_.export_rows) add_program_stats(*e.query, r);
   output_.interval(r);
   flush_output();
   if (!stopping_) stacks_.release(*e.query, snapshot);
   e.last_print = now;
+}
+
+// The kernel's run count and time of the query's programs (kernel.bpf_stats_enabled), for serve.
+void Run::add_program_stats(const PlanQuery& q, IntervalResult& r) const {
+  std::ifstream enabled("/proc/sys/kernel/bpf_stats_enabled");
+  int on = 0;
+  if (!(enabled >> on) || on == 0) return;
+  std::set<std::string> seen;
+  for (const auto& a : q.attaches) {
+    if (!seen.insert(a.function).second) continue;
+    int fd = bpf_->program_fd(a.function);
+    if (fd < 0) continue;
+    bpf_prog_info info{};
+    uint32_t len = sizeof info;
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0) continue;
+    r.program_stats = true;
+    r.program_runs += info.run_cnt;
+    r.program_run_ns += info.run_time_ns;
+  }
 }
 
 // A limited stream's window ends: the events still in the perf buffers happened in it.
