@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <bpf/bpf.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -226,6 +227,14 @@ void Run::report_lost(bool at_exit) {
   }
 }
 
+// SIGINT, SIGTERM or SIGHUP is waiting in the signalfd (they are blocked in every thread).
+bool stop_signal_pending() {
+  sigset_t pending;
+  if (sigpending(&pending) != 0) return false;
+  return sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1 ||
+         sigismember(&pending, SIGHUP) == 1;
+}
+
 void Run::loop(SignalFd& signals) {
   int ep = epoll_create1(EPOLL_CLOEXEC);
   auto watch = [&](int fd) {
@@ -237,6 +246,7 @@ void Run::loop(SignalFd& signals) {
   watch(signals.fd());
   for (int fd : streams_.fds()) watch(fd);
   for (int fd : traced_.fds()) watch(fd);
+  if (options_.refresh_fd >= 0) watch(options_.refresh_fd);
 
   epoll_event events[64];
   for (bool stop = false; !stop;) {
@@ -260,6 +270,14 @@ void Run::loop(SignalFd& signals) {
       int fd = events[i].data.fd;
       if (fd == signals.fd()) {
         stop = signals.take() != 0 || stop;
+      } else if (fd == options_.refresh_fd) {
+        uint64_t requests = 0;
+        (void)!::read(fd, &requests, sizeof requests);
+        auto at = SteadyClock::now();
+        for (auto& e : schedule_.entries()) {
+          if (stop_signal_pending()) break;  // a stop must not wait for every query's read
+          if (!e.query->streaming) print(e, at, /*regular=*/false);
+        }
       } else if (traced_.watches(fd)) {
         epoll_ctl(ep, EPOLL_CTL_DEL, fd, nullptr);  // a pidfd stays readable once it exited
         say(traced_.take_exit(fd));
@@ -284,7 +302,7 @@ void Run::finish() {
     if (!output_ok()) break;
     if (e.query->streaming)
       end_window(e, now);  // events may have come since a tick just now
-    else if (!schedule_.just_printed(e, now))
+    else if (options_.final_read && !schedule_.just_printed(e, now))
       print(e, now, /*regular=*/false);
   }
   report_lost(true);

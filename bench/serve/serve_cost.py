@@ -52,8 +52,8 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start(bpfql, files, port):
-    p = subprocess.Popen([bpfql, "serve", *files, "--listen", f"127.0.0.1:{port}"],
+def start(bpfql, files, port, extra=()):
+    p = subprocess.Popen([bpfql, "serve", *files, *extra, "--listen", f"127.0.0.1:{port}"],
                          stderr=subprocess.PIPE, text=True)
     err = ""
     deadline = time.time() + 600
@@ -94,12 +94,28 @@ def main():
         lines = body.count(b"\n")
         print(f"exposition: {len(body)} bytes, {lines} lines")
 
-        c0, t0 = proc_cpu_seconds(p.pid), time.time()
-        time.sleep(a.cpu_seconds)
-        c1, t1 = proc_cpu_seconds(p.pid), time.time()
-        print(f"idle CPU over {t1 - t0:.0f} s: {100 * (c1 - c0) / (t1 - t0):.2f} % of a core "
-              f"(the machine's own activity is traced too)")
+        def cpu_percent(seconds, scrape_every=None):
+            c0, t0 = proc_cpu_seconds(p.pid), time.time()
+            while time.time() - t0 < seconds:
+                if scrape_every:
+                    scrape(port)
+                time.sleep(scrape_every or seconds)
+            c1, t1 = proc_cpu_seconds(p.pid), time.time()
+            return 100 * (c1 - c0) / (t1 - t0)
 
+        print(f"CPU, not scraped, over {a.cpu_seconds:.0f} s: {cpu_percent(a.cpu_seconds):.2f} % of a core")
+        print(f"CPU, scraped every 15 s, over {a.cpu_seconds:.0f} s: {cpu_percent(a.cpu_seconds, 15):.2f} % of a core")
+        print(f"CPU, scraped every 1 s, over {a.cpu_seconds:.0f} s: {cpu_percent(a.cpu_seconds, 1):.2f} % of a core")
+        t = time.time()
+        p.terminate()
+        p.wait(timeout=60)
+        print(f"SIGTERM to exit: {time.time() - t:.2f} s")
+
+        # The soak: one small query, so that the listener's memory is what is measured.
+        small = os.path.join(ROOT, "bench", "soak", "getppid-count.yml")
+        p, err = start(a.bpfql, [small], port, ["-p", "pid=1"])
+        if p is None:
+            sys.exit("bpfql serve failed:\n" + err)
         rss = [rss_kib(p.pid)]
         start_t = time.time()
         n = 0
@@ -116,8 +132,9 @@ def main():
         print(f"soak: {n} connections in {a.soak_seconds:.0f} s; RSS KiB start {first}, end {last}, "
               f"max {max(rss)} ({100 * (last - first) / first:+.1f} %); samples {rss}")
     finally:
-        p.terminate()
-        p.wait(timeout=30)
+        if p and p.poll() is None:
+            p.terminate()
+            p.wait(timeout=60)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <pthread.h>
@@ -29,9 +30,12 @@ struct HttpExporter::Impl {
   ListenerLimits limits;
   int stop_fd = -1;
   std::string unix_path;  // removed at exit
+  std::chrono::steady_clock::time_point fresh_at{};  // of the last fresh publication (under mutex_)
   ~Impl() {
     if (setup.listen_fd >= 0) close(setup.listen_fd);
     if (stop_fd >= 0) close(stop_fd);
+    if (setup.refresh_fd >= 0) close(setup.refresh_fd);
+    if (setup.published_fd >= 0) close(setup.published_fd);
     if (setup.tls) SSL_CTX_free(setup.tls);
     if (!unix_path.empty()) unlink(unix_path.c_str());
   }
@@ -197,6 +201,15 @@ std::expected<std::unique_ptr<HttpExporter>, std::string> HttpExporter::bind(
   auto fd = at.unix_path.empty() ? bind_tcp(at, e->address_) : bind_unix(at.unix_path, e->address_);
   if (!fd) return std::unexpected(fd.error());
   impl.setup.listen_fd = *fd;
+  if (at.unix_path.empty() && at.port == 0) {  // port 0: the kernel chose one; show it
+    sockaddr_storage bound{};
+    socklen_t len = sizeof bound;
+    if (getsockname(*fd, reinterpret_cast<sockaddr*>(&bound), &len) == 0) {
+      int port = bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+                                             : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+      e->address_ = v6 ? fmt::format("[{}]:{}", at.host, port) : fmt::format("{}:{}", at.host, port);
+    }
+  }
   if (!at.unix_path.empty()) impl.unix_path = at.unix_path;
   impl.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (impl.stop_fd < 0) return std::unexpected(fmt::format("eventfd: {}", std::strerror(errno)));
@@ -227,11 +240,32 @@ HttpExporter::~HttpExporter() {
   }
 }
 
-void HttpExporter::publish(std::string text) {
+void HttpExporter::publish(std::string text, bool fresh) {
   auto shared = std::make_shared<const std::string>(std::move(text));
-  std::lock_guard lock(mutex_);
-  text_ = std::move(shared);
+  {
+    std::lock_guard lock(mutex_);
+    text_ = std::move(shared);
+    if (fresh) impl_->fresh_at = std::chrono::steady_clock::now();
+  }
+  if (fresh && impl_->setup.published_fd >= 0) {
+    uint64_t one = 1;
+    (void)!write(impl_->setup.published_fd, &one, sizeof one);
+  }
 }
+
+void HttpExporter::refresh_on_demand(std::chrono::milliseconds max_age, std::chrono::milliseconds wait) {
+  if (thread_.joinable() || impl_->setup.refresh_fd >= 0) return;
+  impl_->setup.refresh_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  impl_->setup.published_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  impl_->setup.max_age = max_age;
+  impl_->setup.wait = wait;
+  impl_->setup.fresh_age = [this] {
+    std::lock_guard lock(mutex_);
+    return std::chrono::steady_clock::now() - impl_->fresh_at;
+  };
+}
+
+int HttpExporter::refresh_request_fd() const { return impl_->setup.refresh_fd; }
 
 std::shared_ptr<const std::string> HttpExporter::shared_metrics() const {
   std::lock_guard lock(mutex_);

@@ -69,10 +69,17 @@ class HttpExporter {
   void serve();
   bool serving() const { return thread_.joinable(); }
 
-  // Replaces what /metrics returns.
-  void publish(std::string text);
+  // Replaces what /metrics returns. `fresh`: it holds every query's state as just read (a scrape
+  // within max_age of it is answered at once; an older one asks for a refresh, see below).
+  void publish(std::string text, bool fresh = true);
   std::string metrics() const;
   std::shared_ptr<const std::string> shared_metrics() const;
+
+  // Read at scrape time: a GET /metrics that finds the last fresh publication older than
+  // `max_age` makes refresh_request_fd() readable (the session then reads every query) and waits
+  // for the next publication, at most `wait` (then it gets the last one). Call before serve().
+  void refresh_on_demand(std::chrono::milliseconds max_age, std::chrono::milliseconds wait);
+  int refresh_request_fd() const;
 
   // "127.0.0.1:19435", "unix:/run/bpfql.sock"
   const std::string& address() const { return address_; }

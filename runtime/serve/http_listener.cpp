@@ -31,9 +31,10 @@ constexpr const char* kIndex = R"(<!DOCTYPE html>
 <body><h1>bpfql exporter</h1><p><a href="/metrics">Metrics</a></p></body></html>
 )";
 constexpr std::chrono::milliseconds kDrainTimeout{1000};
+constexpr const char* kMetricsType = "text/plain; version=0.0.4; charset=utf-8";
 constexpr size_t kReadChunk = 4096;
 
-enum class State { Handshake, Reading, Writing, Draining };
+enum class State { Handshake, Reading, Waiting, Writing, Draining };
 
 struct Connection {
   int fd = -1;
@@ -51,6 +52,7 @@ struct Connection {
   std::string_view body_view;
   size_t written = 0;
   bool close_after = false;
+  bool head_only = false;  // Waiting: a HEAD request
   int requests = 0;
 };
 
@@ -77,6 +79,7 @@ class Loop {
     if (epoll_ < 0) return;
     add(setup_.listen_fd, EPOLLIN, nullptr);
     add(stop_fd_, EPOLLIN, &stop_fd_);
+    if (setup_.published_fd >= 0) add(setup_.published_fd, EPOLLIN, &published_marker_);
     std::vector<epoll_event> ready(64);
     bool stopping = false;
     while (!stopping) {
@@ -86,6 +89,10 @@ class Loop {
         void* p = ready[i].data.ptr;
         if (p == &stop_fd_) {
           stopping = true;
+        } else if (p == &published_marker_) {
+          uint64_t n;
+          (void)!::read(setup_.published_fd, &n, sizeof n);
+          answer_waiting(/*all=*/true);
         } else if (p == nullptr) {
           accept_all();
         } else {
@@ -156,7 +163,7 @@ class Loop {
   bool evict_one() {
     Connection* oldest = nullptr;
     for (auto& c : conns_)
-      if (!closed_.count(&c) && c.state != State::Writing &&
+      if (!closed_.count(&c) && c.state != State::Writing && c.state != State::Waiting &&
           (!oldest || c.waiting_since < oldest->waiting_since))
         oldest = &c;
     if (!oldest) return false;
@@ -183,8 +190,16 @@ class Loop {
 
   void expire() {
     auto now = Clock::now();
+    answer_waiting(/*all=*/false);  // those whose wait is over get the last publication
     for (auto& c : conns_)
       if (!closed_.count(&c) && c.deadline <= now) close_later(c);
+  }
+
+  void answer_waiting(bool all) {
+    auto now = Clock::now();
+    for (auto& c : conns_)
+      if (!closed_.count(&c) && c.state == State::Waiting && (all || c.deadline <= now))
+        answer(c, 200, kMetricsType, setup_.metrics(), c.close_after, c.head_only, "");
   }
 
   void watch(Connection& c, uint32_t events) {
@@ -256,6 +271,10 @@ class Loop {
         return close_later(c);
       }
     }
+    if (c.state == State::Waiting) {  // only a hangup is watched while it waits
+      if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) close_later(c);
+      return;
+    }
     if (c.state == State::Reading) return read_request(c);
     if (c.state == State::Writing) return write_answer(c);
     if (c.state == State::Draining) return drain(c, events);
@@ -304,8 +323,19 @@ class Loop {
              head_only, "WWW-Authenticate: Basic realm=\"bpfql\", charset=\"UTF-8\"\r\n");
       return;
     }
+    if (h.target == "/metrics" && setup_.refresh_fd >= 0 && setup_.fresh_age() > setup_.max_age) {
+      // Older than a scrape may see: ask the session for a refresh and answer when it is
+      // published (or when the wait is over, with what there is).
+      uint64_t one = 1;
+      (void)!::write(setup_.refresh_fd, &one, sizeof one);
+      c.state = State::Waiting;
+      c.close_after = close;
+      c.head_only = head_only;
+      c.deadline = Clock::now() + setup_.wait;
+      return watch(c, 0);
+    }
     if (h.target == "/metrics")
-      answer(c, 200, "text/plain; version=0.0.4; charset=utf-8", setup_.metrics(), close, head_only, "");
+      answer(c, 200, kMetricsType, setup_.metrics(), close, head_only, "");
     else if (h.target == "/")
       answer(c, 200, "text/html; charset=utf-8", std::make_shared<const std::string>(kIndex), close, head_only, "");
     else
@@ -375,6 +405,7 @@ class Loop {
   const ListenerSetup& setup_;
   const ListenerLimits& limits_;
   int stop_fd_;
+  int published_marker_ = 0;  // its address tags published_fd's epoll events
   BasicAuth auth_;
   int epoll_ = -1;
   std::list<Connection> conns_;

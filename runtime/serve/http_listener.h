@@ -2,6 +2,7 @@
 // epoll over the listening socket, an eventfd that stops it, and every connection.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -20,6 +21,14 @@ struct ListenerSetup {
   std::map<std::string, std::string> users;  // basic auth (bcrypt) when not empty
   // The body of GET /metrics: called once per request, returns the shared published buffer.
   std::function<std::shared_ptr<const std::string>()> metrics;
+  // Read at scrape time (all set, or refresh_fd < 0): when fresh_age() is over max_age, the
+  // request writes 1 to refresh_fd and waits until published_fd becomes readable (a new
+  // publication), at most `wait`.
+  int refresh_fd = -1;
+  int published_fd = -1;
+  std::function<std::chrono::steady_clock::duration()> fresh_age;
+  std::chrono::milliseconds max_age{1000};
+  std::chrono::milliseconds wait{3000};
 };
 
 // Answers requests until `stop_fd` (an eventfd) becomes readable; then closes every connection

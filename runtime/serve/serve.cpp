@@ -75,7 +75,8 @@ void PrometheusOutput::publish() {
   text.reserve(size + self.size());
   for (const auto& t : texts_) text += t;
   text += self;
-  exporter_.publish(std::move(text));
+  bool fresh = std::all_of(refreshed_.begin(), refreshed_.end(), [](bool b) { return b; });
+  exporter_.publish(std::move(text), fresh);
   std::fill(refreshed_.begin(), refreshed_.end(), false);
   published_ = std::chrono::steady_clock::now();
 }
@@ -95,8 +96,11 @@ void PrometheusOutput::started() {
 
 int serve_plan(const Plan& plan, HttpExporter& exporter, RunOptions options, std::string version,
                size_t max_series, std::vector<std::string> failed) {
+  exporter.refresh_on_demand(kMaxScrapeAge, kScrapeWait);
   PrometheusOutput output(plan, exporter, std::move(version), max_series, std::move(failed));
   options.output = &output;
+  options.refresh_fd = exporter.refresh_request_fd();
+  options.final_read = false;
   options.export_rows = true;
   int status = run_plan(plan, options);
   sd_notify_state("STOPPING=1");

@@ -6,7 +6,7 @@
 // Serving changes a Plan in three ways (prepare_serve_plan): every query is cumulative (maps
 // are never cleared, so counters only grow), has no row limit (every key is exported), and is
 // read every refresh interval (--interval, else kDefaultServeInterval, whatever the query's own
-// interval: a scrape sees state at most that old).
+// interval), and besides at scrape time (see kMaxScrapeAge).
 #pragma once
 
 #include <chrono>
@@ -23,7 +23,12 @@
 
 namespace bpfql {
 
-inline constexpr uint64_t kDefaultServeInterval = 1'000'000'000;  // ns
+// Without --interval the maps are read every 30 s in the background, and at scrape time when the
+// last read is older than kMaxScrapeAge (the scrape waits for it, at most kScrapeWait): state
+// at most ~1 s old for every scrape, at the cost of one read per scrape interval.
+inline constexpr uint64_t kDefaultServeInterval = 30'000'000'000;  // ns
+inline constexpr std::chrono::milliseconds kMaxScrapeAge{1000};
+inline constexpr std::chrono::milliseconds kScrapeWait{3000};
 
 void prepare_serve_plan(Plan& plan, std::optional<uint64_t> refresh_ns = std::nullopt);
 

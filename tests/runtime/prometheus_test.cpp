@@ -228,7 +228,7 @@ TEST_CASE("prometheus histogram: cumulative buckets, le = highest integer of [lo
   std::string empty =
       render_one(plan, result(plan.queries[0], {{{std::string("sh"), Histogram{}, Histogram{}}}}));
   CHECK(bucket_lines(empty, "bpfql_h_hist_retval") == bucket_lines(text, "bpfql_h_hist_retval"));
-  CHECK(bucket_lines(text, "bpfql_h_hist_retval").size() == 38);  // -1, 0, 1, 3, ..., 2^36-1, +Inf
+  CHECK(bucket_lines(text, "bpfql_h_hist_retval").size() == 39);  // -1, 0, 1, 3, ..., 2^36-1, +Inf
   CHECK(bucket_lines(empty, "bpfql_h_lat") == bucket_lines(text, "bpfql_h_lat"));
   CHECK(bucket_lines(text, "bpfql_h_lat").size() == 12);  // -1, 9, 19, ..., 99, +Inf
   CHECK_LINE(empty, "bpfql_h_hist_retval_bucket{comm=\"sh\",le=\"+Inf\"} 0");
