@@ -31,6 +31,7 @@ constexpr const char* kIndex = R"(<!DOCTYPE html>
 <body><h1>bpfql exporter</h1><p><a href="/metrics">Metrics</a></p></body></html>
 )";
 constexpr std::chrono::milliseconds kDrainTimeout{1000};
+constexpr size_t kDrainBytes = 1 << 20;  // and at most this much
 constexpr const char* kMetricsType = "text/plain; version=0.0.4; charset=utf-8";
 constexpr size_t kReadChunk = 4096;
 
@@ -53,6 +54,7 @@ struct Connection {
   size_t written = 0;
   bool close_after = false;
   bool head_only = false;  // Waiting: a HEAD request
+  size_t drained = 0;      // Draining: bytes thrown away
   int requests = 0;
 };
 
@@ -398,6 +400,8 @@ class Loop {
       ssize_t n = recv(c.fd, buf, sizeof buf, 0);
       if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return close_later(c);
       if (n < 0) break;
+      c.drained += static_cast<size_t>(n);
+      if (c.drained > kDrainBytes) return close_later(c);
     }
     if (events & (EPOLLHUP | EPOLLERR)) close_later(c);
   }

@@ -202,18 +202,21 @@ TEST_CASE("listener: a 200 MB POST body is never read; the 405 comes back and me
   std::string chunk(1 << 20, 'x');
   auto t0 = Clock::now();
   size_t sent = 0;
+  std::string r;
   while (sent < 200'000'000u && Clock::now() - t0 < 3s) {
-    ssize_t n = send(c.fd, chunk.data(), chunk.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0 && errno == EAGAIN) {
-      pollfd p{c.fd, POLLOUT, 0};
-      poll(&p, 1, 100);
-      continue;
+    pollfd p{c.fd, POLLIN | POLLOUT, 0};
+    poll(&p, 1, 100);
+    if (p.revents & POLLIN) {  // as an HTTP client does, read the answer while sending
+      char buf[4096];
+      ssize_t got = recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
+      if (got > 0) r.append(buf, static_cast<size_t>(got));
     }
-    if (n <= 0) break;  // the listener closed after its 1 s drain
+    ssize_t n = send(c.fd, chunk.data(), chunk.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno == EAGAIN) continue;
+    if (n <= 0) break;  // the listener closed after its bounded drain
     sent += static_cast<size_t>(n);
   }
-  CHECK(sent < 200'000'000u);  // it stopped taking the body
-  std::string r = read_response(c.fd, 1000ms, true);
+  CHECK(sent < 20'000'000u);  // it stopped taking the body after a few MB at most
   CHECK(r.starts_with("HTTP/1.1 405 Method Not Allowed\r\n"));
   CHECK(rss_kib() - before < 8 * 1024);
   CHECK(scrape(s.port) < 1000ms);
