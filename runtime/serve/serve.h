@@ -25,9 +25,9 @@ namespace bpfql {
 
 // Without --interval the maps are read every 30 s in the background, and at scrape time when the
 // last read is older than kMaxScrapeAge (the scrape waits for it, at most kScrapeWait): state
-// at most ~1 s old for every scrape, at the cost of one read per scrape interval.
+// at most 0.5 s old for every scrape, at the cost of one read per scrape interval.
 inline constexpr uint64_t kDefaultServeInterval = 30'000'000'000;  // ns
-inline constexpr std::chrono::milliseconds kMaxScrapeAge{1000};
+inline constexpr std::chrono::milliseconds kMaxScrapeAge{500};
 inline constexpr std::chrono::milliseconds kScrapeWait{3000};
 
 void prepare_serve_plan(Plan& plan, std::optional<uint64_t> refresh_ns = std::nullopt);
