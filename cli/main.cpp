@@ -11,7 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
-#include "compiler/query.h"
+#include "compiler/syntax/query.h"
 
 namespace {
 
