@@ -9,6 +9,7 @@
 #include <iterator>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/query_paths.h"
 #include "compiler/codegen/c_names.h"
@@ -28,7 +29,8 @@ namespace {
 
 // What run and serve do before loading: privileges, the --pid process, tracefs, the compiler and
 // the probes this machine offers. Returns the Plan or the exit status.
-std::expected<Plan, int> plan_for_kernel(const PipelineInput& input) {
+std::expected<Plan, int> plan_for_kernel(const PipelineInput& input,
+                                         std::vector<std::string>* failed = nullptr) {
   // Before the catalog, whose "permission denied reading tracefs" would hide the real reason.
   if (auto problem = check_privileges()) {
     std::cerr << "bpfql: " << *problem << "\n";
@@ -43,7 +45,7 @@ std::expected<Plan, int> plan_for_kernel(const PipelineInput& input) {
   // tracepoint fails its check ("no tracepoints are visible"), and then the run fails as a host
   // problem (exit 1) that says what to mount.
   TracefsCatalog catalog;
-  auto plan = compile_queries(input, catalog);
+  auto plan = failed ? compile_passing_queries(input, catalog, *failed) : compile_queries(input, catalog);
   if (!plan && !catalog.tracefs_problem().empty()) {
     std::cerr << "bpfql: " << catalog.tracefs_problem() << "\n";
     return std::unexpected(1);
@@ -123,18 +125,25 @@ int command_run_command(PipelineInput input, RunOptions options, const std::stri
   return command_run(std::move(input), options);
 }
 
-int command_serve(PipelineInput input, const ListenAddress& listen, const RunOptions& options) {
+int command_serve(PipelineInput input, const ListenAddress& listen, const WebConfig& web,
+                  size_t max_series, bool strict, const RunOptions& options) {
   input.require = exportable;
   input.adjust = add_histogram_sums;
-  auto plan = plan_for_kernel(input);
+  // Without --strict, the queries that check are served and the rest reported (here, and as
+  // bpfql_query_up 0), as one bad query must not take a host's whole exporter down.
+  std::vector<std::string> failed;
+  auto plan = plan_for_kernel(input, strict ? nullptr : &failed);
   if (!plan) return plan.error();
-  prepare_serve_plan(*plan);
-  auto exporter = HttpExporter::bind(listen);
+  if (!failed.empty())
+    std::cerr << fmt::format("bpfql: serving {} of {} queries; not served (errors above): {}\n",
+                             plan->queries.size(), plan->queries.size() + failed.size(), fmt::join(failed, ", "));
+  prepare_serve_plan(*plan, input.options.interval_ns);
+  auto exporter = HttpExporter::bind(listen, web);
   if (!exporter) {
     std::cerr << "bpfql: " << exporter.error() << "\n";
     return 1;
   }
-  return serve_plan(*plan, **exporter, options);
+  return serve_plan(*plan, **exporter, options, BPFQL_VERSION, max_series, failed);
 }
 
 int command_check(const PipelineInput& input) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/pipeline.h"
+#include "runtime/render/prometheus.h"
 #include "runtime/serve/http_exporter.h"
 #include "runtime/session.h"
 
@@ -19,7 +20,8 @@ int command_run(PipelineInput input, const RunOptions& options);
 // process it starts, and ends with the final print when it exits. 0 unless bpfql failed (the
 // command's own status is printed); a command that cannot be started is a runtime failure (1).
 int command_run_command(PipelineInput input, RunOptions options, const std::string& command);
-int command_serve(PipelineInput input, const ListenAddress& listen, const RunOptions& options);
+int command_serve(PipelineInput input, const ListenAddress& listen, const WebConfig& web,
+                  size_t max_series, bool strict, const RunOptions& options);
 int command_check(const PipelineInput& input);
 // `convert`: -e's SQL as YAML, a YAML file (or stdin) as SQL; `to` ("yaml", "sql" or "" for
 // the other syntax) forces the output syntax.

@@ -1,6 +1,8 @@
 // bpfql: declarative trace queries compiled to BPF. main() parses the command line (CLI11) and
 // hands off to the commands; exceptions stop here.
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <optional>
@@ -21,7 +23,7 @@ constexpr const char* kExamples = R"(Examples:
   bpfql run opens.yml -p target=nginx      set a query parameter
   bpfql check q.yml                        type-check without loading anything
   bpfql compile q.yml                      print the generated BPF C
-  bpfql serve q.yml --listen :9435         export the queries as Prometheus metrics (/metrics)
+  bpfql serve q.yml --listen :19435         export the queries as Prometheus metrics (/metrics)
   bpfql list queries                       the query library with descriptions
   bpfql list tracepoints 'syscalls:*open*' kernel tracepoints with their fields
   bpfql describe syscalls/top              a library query's parameters, outputs and text
@@ -59,12 +61,39 @@ struct Args {
   bool plain = false;  // compile: the plain C instead of BCC's
   std::string list_kind;  // "" = queries; a word that is not a kind is a pattern (command_list)
   std::string list_pattern;
-  std::string listen = "127.0.0.1:9435";
-  std::vector<std::string> kernels;      // check --kernel FILE...
+    std::vector<std::string> kernels;      // check --kernel FILE...
   std::string check_format = "text";     // check -f
   std::string describe_name;
   std::vector<std::string> export_for;   // kernel export --for
+  std::string listen = "127.0.0.1:19435";
+  std::string web_config;  // serve --web.config.file
+  size_t max_series = bpfql::kDefaultMaxSeries;
+  bool strict = false;  // serve --strict
 };
+
+// serve FILE_OR_DIR...: a directory stands for the *.yml files in it, in name order (a
+// deployment's /etc/bpfql/queries.d). False (after a message) when a directory holds none.
+bool expand_query_dirs(std::vector<std::string>& files) {
+  std::vector<std::string> out;
+  for (const auto& f : files) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(f, ec)) {
+      out.push_back(f);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (const auto& e : std::filesystem::directory_iterator(f, ec))
+      if (e.path().extension() == ".yml" && e.is_regular_file(ec)) found.push_back(e.path().string());
+    if (found.empty()) {
+      std::cerr << "bpfql: " << f << ": no *.yml query file in this directory\n";
+      return false;
+    }
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  files = std::move(out);
+  return true;
+}
 
 // Turns -p/--interval/--stop-after/--pid into pipeline input; false (after a message) on error.
 bool to_input(const Args& args, bpfql::PipelineInput& input) {
@@ -218,8 +247,18 @@ int main(int argc, char** argv) {
   serve->get_option("--interval")->description("Refresh the metrics every D (default: the "
                                                "queries' interval, else 1s)");
   serve->get_option("--stop-after")->description("Exit after D (default: run until SIGINT/SIGTERM)");
-  serve->add_option("--listen", args.listen, "HOST:PORT to serve /metrics on")
+  serve->add_option("--listen", args.listen, "HOST:PORT or unix:/PATH to serve /metrics on")
       ->capture_default_str();
+  serve->add_option("--web.config.file", args.web_config,
+                    "TLS and basic auth for the listener, in the Prometheus exporters' web "
+                    "config format (tls_server_config, basic_auth_users)");
+  serve->add_option("--max-series", args.max_series,
+                    "Export at most N label sets per query; more are counted in bpfql_series_refused")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{10'000'000}));
+  serve->add_flag("--strict", args.strict,
+                  "Serve nothing unless every query checks (default: serve the queries that do, "
+                  "report the rest and export bpfql_query_up 0 for them)");
   serve->add_flag("-v,--verbose", args.verbose, "Show libbcc's compiler output and the verifier log");
   serve->footer(R"(Metrics: count() and sum() are counters, min/max/avg gauges, stats(E) gives _count and
 _sum counters and an _avg gauge, hist/lhist/percentile are histograms with _sum and _count
@@ -235,8 +274,8 @@ Example:
   select: [count() as reads, sum(retval) as bytes, hist(retval) as size]
   group_by: comm
 
-  bpfql serve reads.yml --listen 127.0.0.1:9435 --interval 5s
-  curl -s 127.0.0.1:9435/metrics | grep bpfql_read_bytes_bytes)");
+  bpfql serve reads.yml --listen 127.0.0.1:19435 --interval 5s
+  curl -s 127.0.0.1:19435/metrics | grep bpfql_read_bytes_bytes)");
 
   auto* check = app.add_subcommand("check", "Parse and type-check; loads nothing");
   check->add_option("files", args.files,
@@ -356,6 +395,7 @@ Exit status: 0 all passed, 2 any query or library rule failed.)");
       return bpfql::command_run(input, options);
     }
     if (serve->parsed()) {
+      if (!expand_query_dirs(input.files_or_names)) return 2;
       auto listen = bpfql::parse_listen(args.listen);
       if (!listen) {
         std::cerr << "bpfql: " << listen.error() << "\n";
@@ -364,7 +404,16 @@ Exit status: 0 all passed, 2 any query or library rule failed.)");
       bpfql::RunOptions options;
       options.verbose = args.verbose;
       options.drop_privileges = true;
-      return bpfql::command_serve(input, *listen, options);
+      bpfql::WebConfig web;
+      if (!args.web_config.empty()) {
+        auto loaded = bpfql::load_web_config(args.web_config);
+        if (!loaded) {
+          std::cerr << "bpfql: " << loaded.error() << "\n";
+          return 2;
+        }
+        web = std::move(*loaded);
+      }
+      return bpfql::command_serve(input, *listen, web, args.max_series, args.strict, options);
     }
     if (check->parsed()) {
       input.show_notes = args.verbose;

@@ -115,10 +115,17 @@ ProgramCheck check_files(const PipelineInput& input, const KernelCatalog& catalo
   ProgramCheck result;
   std::map<std::string, std::string>& texts = result.texts;
   // Every file is checked even after one fails, so that one run reports every file's error.
+  std::set<std::string> failed_files;
   auto failed = [&](const Diagnostic& diag) {
     if (!input.quiet) std::cerr << rendered(diag, texts);
     result.errors.push_back(diag);
     result.failed = true;
+    failed_files.insert(diag.loc.file);
+  };
+  auto query_failed = [&](const Diagnostic& diag, const std::string& name) {
+    std::cerr << rendered(diag, texts);
+    result.failed = true;
+    result.failed_queries.push_back(name);
   };
   std::vector<Result<QueryFile>> files = load_files(input, texts);
   // One -p applies to every file that declares it; a name no file declares is an error, said once
@@ -153,13 +160,13 @@ ProgramCheck check_files(const PipelineInput& input, const KernelCatalog& catalo
     for (auto& query : program->queries) {
       if (input.require)
         if (auto problem = input.require(query)) {
-          failed(*problem);
+          query_failed(*problem, query.name);
           continue;
         }
       if (input.adjust) input.adjust(query);
       if (generate_each)
         if (auto problem = generation_problem(query)) {
-          failed(*problem);
+          query_failed(*problem, query.name);
           continue;
         }
       if (!names.insert(query.name).second) {
@@ -175,6 +182,10 @@ ProgramCheck check_files(const PipelineInput& input, const KernelCatalog& catalo
   }
   if (input.require_of_all && !result.failed)
     for (const Diagnostic& problem : input.require_of_all(result.passed)) failed(problem);
+  for (const auto& file : failed_files) {
+    bool some_passed = std::ranges::any_of(result.passed.queries, [&](const CheckedQuery& q) { return q.loc.file == file; });
+    if (!some_passed) result.failed_queries.push_back(std::filesystem::path(file).stem().string());
+  }
   return result;
 }
 
@@ -186,6 +197,19 @@ std::string rendered_diagnostic(const Diagnostic& diag, const ProgramCheck& chec
 
 ProgramCheck check_each_file(const PipelineInput& input, const KernelCatalog& catalog) {
   return check_files(input, catalog, /*generate_each=*/true);
+}
+
+std::optional<Plan> compile_passing_queries(const PipelineInput& input, const KernelCatalog& catalog,
+                                            std::vector<std::string>& failed) {
+  ProgramCheck checked = check_files(input, catalog, /*generate_each=*/true);
+  failed = checked.failed_queries;
+  if (checked.passed.queries.empty()) return std::nullopt;
+  auto plan = generate_plan(checked.passed);
+  if (!plan) {
+    std::cerr << rendered(plan.error(), checked.texts);
+    return std::nullopt;
+  }
+  return std::move(*plan);
 }
 
 std::optional<Plan> compile_queries(const PipelineInput& input, const KernelCatalog& catalog) {

@@ -39,6 +39,9 @@ struct ProgramCheck {
   bool failed = false;
   std::map<std::string, std::string> texts;  // each file's text, by path: for caret lines
   std::vector<Diagnostic> errors;            // every error, in the order reported
+  // What failed, by query name; a file that failed as a whole (it does not load or check) by its
+  // name without folder and .yml, unless some of its queries passed.
+  std::vector<std::string> failed_queries;
 };
 
 // A diagnostic as check prints it: `file:line:col: error: ...`, the line and a caret.
@@ -50,5 +53,11 @@ ProgramCheck check_each_file(const PipelineInput& input, const KernelCatalog& ca
 
 // check_each_file, all or nothing (nullopt when anything failed), then code generation.
 std::optional<Plan> compile_queries(const PipelineInput& input, const KernelCatalog& catalog);
+
+// serve without --strict: the queries that pass, each checked and generated alone, then
+// together; `failed` gets the names of the rest (their diagnostics already on stderr). nullopt
+// when none passes (or the passing ones fail together).
+std::optional<Plan> compile_passing_queries(const PipelineInput& input, const KernelCatalog& catalog,
+                                            std::vector<std::string>& failed);
 
 }  // namespace bpfql

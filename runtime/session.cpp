@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 #include <fcntl.h>
+#include <bpf/bpf.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <unordered_map>
 
 #include "runtime/collect/collector.h"
@@ -73,6 +76,7 @@ class Run {
   void finish();
   void report_lost(bool at_exit);
   void drop_privileges();
+  void add_program_stats(const PlanQuery& q, IntervalResult& r) const;
   void flush_output();
   bool output_ok() const { return write_errno_ == 0; }
   bool report_write_error() const;
@@ -179,6 +183,7 @@ void Run::print(Schedule::Entry& e, SteadyClock::time_point now, bool regular) {
   r.query = e.query;
   r.time = std::chrono::system_clock::now();
   r.interval_s = schedule_.covered_seconds(e, now, regular);
+  auto read_start = SteadyClock::now();
   QuerySnapshot snapshot = maps_.read(*e.query, /*last=*/stopping_);
   r.dropped = snapshot.dropped;
   // A flame graph takes every stack: `limit` is for people reading a table.
@@ -192,10 +197,31 @@ void Run::print(Schedule::Entry& e, SteadyClock::time_point now, bool regular) {
   r.rows = options_.export_rows ? build_export_rows(*e.query, snapshot, hooks_[e.query])
                                 : build_rows(shape, snapshot, hooks_[e.query], r.interval_s);
   sort_and_limit(shape, r.rows);
+  r.read_seconds = std::chrono::duration<double>(SteadyClock::now() - read_start).count();
+  if (options_.export_rows) add_program_stats(*e.query, r);
   output_.interval(r);
   flush_output();
   if (!stopping_) stacks_.release(*e.query, snapshot);
   e.last_print = now;
+}
+
+// The kernel's run count and time of the query's programs (kernel.bpf_stats_enabled), for serve.
+void Run::add_program_stats(const PlanQuery& q, IntervalResult& r) const {
+  std::ifstream enabled("/proc/sys/kernel/bpf_stats_enabled");
+  int on = 0;
+  if (!(enabled >> on) || on == 0) return;
+  std::set<std::string> seen;
+  for (const auto& a : q.attaches) {
+    if (!seen.insert(a.function).second) continue;
+    int fd = bpf_->program_fd(a.function);
+    if (fd < 0) continue;
+    bpf_prog_info info{};
+    uint32_t len = sizeof info;
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) != 0) continue;
+    r.program_stats = true;
+    r.program_runs += info.run_cnt;
+    r.program_run_ns += info.run_time_ns;
+  }
 }
 
 // A limited stream's window ends: the events still in the perf buffers happened in it.
@@ -249,6 +275,7 @@ bool Run::loop(SignalFd& signals) {
   for (int fd : streams_.fds()) watch(fd);
   for (int fd : traced_.fds()) watch(fd);
   if (options_.command) watch(options_.command->exit_fd());
+  if (options_.refresh_fd >= 0) watch(options_.refresh_fd);
   if (!watch_error.empty()) {
     say(watch_error);
     close(ep);
@@ -281,6 +308,14 @@ bool Run::loop(SignalFd& signals) {
       } else if (options_.command && fd == options_.command->exit_fd()) {
         say(options_.command->exited());  // its own status is reported, not bpfql's exit status
         stop = true;
+      } else if (fd == options_.refresh_fd) {
+        uint64_t requests = 0;
+        (void)!::read(fd, &requests, sizeof requests);
+        auto at = SteadyClock::now();
+        for (auto& e : schedule_.entries()) {
+          if (stop_signal_pending()) break;  // a stop must not wait for every query's read
+          if (!e.query->streaming) print(e, at, /*regular=*/false);
+        }
       } else if (traced_.watches(fd)) {
         epoll_ctl(ep, EPOLL_CTL_DEL, fd, nullptr);  // a pidfd stays readable once it exited
         say(traced_.take_exit(fd));
@@ -309,7 +344,7 @@ void Run::finish() {
     if (!output_ok()) break;
     if (e.query->streaming)
       end_window(e, now);  // events may have come since a tick just now
-    else if (!schedule_.just_printed(e, now))
+    else if (options_.final_read && !schedule_.just_printed(e, now))
       print(e, now, /*regular=*/false);
   }
   if (output_ok()) {

@@ -31,6 +31,12 @@ struct RunOptions {
   // (not owned), and rows for export (percentile() cells as their log-linear buckets).
   Output* output = nullptr;
   bool export_rows = false;
+  // `bpfql serve`: an eventfd; when it becomes readable, every aggregating query is read at once
+  // (a scrape asked for fresher state than the last refresh), besides the regular intervals.
+  int refresh_fd = -1;
+  // Read every aggregating query once more at the end (run prints its final result). serve does
+  // not: nobody scrapes after SIGTERM, and a large read must not delay a stop.
+  bool final_read = true;
   // false (--no-cache): compile with libbcc even when the program cache has the Plan (loader.h).
   bool use_cache = true;
   TracedCommand* command = nullptr;  // -c (not owned)

@@ -28,6 +28,9 @@ packages=(
   clang-19 libclang-rt-19-dev llvm-19
   # ci-extra.sh compiles through ccache when it is there (repeated runs on one machine).
   ccache
+  # bpfql serve: TLS (OpenSSL) and bcrypt basic auth (libxcrypt's crypt_r) on its listener; its
+  # tests run a real Prometheus and promtool, and curl/openssl for TLS and unix sockets.
+  libssl-dev libcrypt-dev prometheus curl openssl
 )
 missing=()
 for p in "${packages[@]}"; do

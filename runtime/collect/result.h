@@ -70,6 +70,10 @@ struct IntervalResult {
   std::vector<ResultRow> rows;  // sorted and limited
   uint64_t dropped = 0;
   uint64_t lost = 0;
+  double read_seconds = 0;     // how long reading and decoding the maps took
+  bool program_stats = false;  // kernel.bpf_stats_enabled: the two below are set
+  uint64_t program_runs = 0;   // of the query's programs, since they were loaded
+  uint64_t program_run_ns = 0;
 };
 
 // One streamed event.

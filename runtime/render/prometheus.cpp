@@ -6,6 +6,10 @@
 #include "runtime/render/prometheus_units.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
 
 #include <chrono>
 #include <cmath>
@@ -14,6 +18,8 @@
 
 namespace bpfql {
 namespace {
+
+constexpr int kHistogramTopPower = 36;  // hist/percentile buckets end at 2^36 - 1
 
 bool name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
@@ -35,29 +41,72 @@ size_t utf8_length(std::string_view s, size_t i) {
   return n;
 }
 
-// What a metric family of an aggregate is called in the exposition: the names it occupies.
-std::vector<std::string> occupied_names(const std::string& base, AggKind kind) {
-  if (kind == AggKind::Stats) return {base + "_count", base + "_sum", base + "_avg"};
-  if (is_histogram(kind)) return {base, base + "_bucket", base + "_count", base + "_sum"};
-  return {base};
+// The names a family occupies in the exposition.
+std::vector<std::string> occupied_names(const std::string& name, AggKind kind) {
+  if (kind == AggKind::Stats) return {name, name + "_count", name + "_sum"};
+  if (is_histogram(kind)) return {name, name + "_bucket", name + "_count", name + "_sum"};
+  return {name};
 }
 
-// `base`, or base_2, base_3, ... : the first whose names are all still free; marks them used.
-std::string unique_name(const std::string& base, AggKind kind, std::set<std::string>& used) {
-  for (int n = 1;; ++n) {
-    std::string name = n == 1 ? base : fmt::format("{}_{}", base, n);
-    auto names = occupied_names(name, kind);
-    bool free = true;
-    for (const auto& x : names) free = free && !used.count(x);
-    if (!free) continue;
-    used.insert(names.begin(), names.end());
-    return name;
+bool counter_kind(AggKind kind) { return kind == AggKind::Count || kind == AggKind::Sum; }
+
+// bpfql_<query>_<item>, without stutter: the item is left out when the query's name already
+// says it (query `switches`, item `switches`; query `read-bytes`, item `bytes`). Counters end
+// in _total; a gauge never ends in a suffix Prometheus reserves for other types.
+std::string family_name(const std::string& query, const std::string& column, AggKind kind,
+                        const Unit& unit) {
+  std::string q = prometheus_name_part(query);
+  std::string part = prometheus_name_part(column);
+  if (part.empty()) part = "value";
+  std::string base = "bpfql_" + q;
+  if (!(part == q || q.ends_with("_" + part))) base += "_" + part;
+  base = with_unit_suffix(base, unit);  // base units: _seconds, _bytes (prometheus_units.h)
+  if (counter_kind(kind)) return base.ends_with("_total") ? base : base + "_total";
+  for (const char* reserved : {"_total", "_count", "_sum", "_bucket"})
+    if (base.ends_with(reserved)) return base + "_value";
+  return base;
+}
+
+// 32-bit FNV-1a: a name's disambiguating suffix depends only on what it names.
+uint32_t fnv1a(std::string_view text) {
+  uint32_t h = 2166136261u;
+  for (unsigned char c : text) h = (h ^ c) * 16777619u;
+  return h;
+}
+
+const std::vector<std::string> kSelfNames = {
+    "bpfql_build_info", "bpfql_query_up", "bpfql_lost_events_total", "bpfql_dropped_keys_total",
+    "bpfql_last_refresh_timestamp_seconds", "bpfql_refresh_duration_seconds",
+    "bpfql_program_runs_total", "bpfql_program_run_seconds_total", "bpfql_series",
+    "bpfql_series_refused"};
+
+// The fixed bucket set of a histogram family (inclusive upper bounds, +Inf not included): every
+// series of the family carries all of them from the first scrape on, so that series can be summed
+// by `le`. bpfql's buckets are integer ranges [low, high), so le = high - 1 is exact.
+//   hist()        le = 0, 1, 3, 7, ..., 2^36 - 1 (and -1 first when the value is signed)
+//   lhist()       MIN - 1, then each bucket's top up to MAX - 1, as declared
+//   percentile()  2 per power of two: 0, 1, 2, 3, 5, 7, 11, 15, 23, ..., 2^36 - 1 (each aligned
+//                 to the in-kernel log-linear slots, so the counts are exact); -1 first if signed
+std::vector<int64_t> fixed_bounds(const PlanAggregate& a) {
+  std::vector<int64_t> les;
+  if (a.kind == AggKind::Lhist) {
+    les.push_back(a.lhist_min - 1);
+    for (int64_t low = a.lhist_min; low < a.lhist_max;) {
+      int64_t high = low + a.lhist_step > a.lhist_max ? a.lhist_max : low + a.lhist_step;
+      les.push_back(high - 1);
+      low = high;
+    }
+    return les;
   }
+  if (a.is_signed) les.push_back(-1);
+  les.push_back(0);
+  les.push_back(1);
+  for (int k = 1; k < kHistogramTopPower; ++k) {
+    if (a.kind == AggKind::Percentile) les.push_back((int64_t{1} << k) + (int64_t{1} << (k - 1)) - 1);
+    les.push_back((int64_t{1} << (k + 1)) - 1);
+  }
+  return les;
 }
-
-const std::vector<std::string> kSelfNames = {"bpfql_up", "bpfql_lost_events_total",
-                                             "bpfql_dropped_keys_total", "bpfql_probe_attached",
-                                             "bpfql_last_refresh_timestamp_seconds"};
 
 std::string label_text(const Cell& cell) {
   return std::visit(
@@ -109,21 +158,31 @@ void family_header(std::string& out, const std::string& name, const std::string&
 }
 
 void histogram_samples(std::string& out, const std::string& name, const std::string& labels,
-                       const Cell& cell, const std::string& sum, double scale = 1) {
-  uint64_t running = 0;
-  if (auto* h = std::get_if<Histogram>(&cell)) {
+                       const Cell& cell, const std::string& sum, const std::vector<int64_t>& les,
+                       double scale = 1) {
+  // Each bucket [low, high) of the cell counts in every fixed bound le >= high - 1; a bucket that
+  // is open above (or reaches past the last bound) only in +Inf.
+  std::vector<uint64_t> at(les.size() + 1, 0);  // per bound: the count of buckets ending there
+  uint64_t total = 0;
+  if (auto* h = std::get_if<Histogram>(&cell))
     for (const auto& b : h->buckets) {
-      running += b.count;
-      if (!b.high) continue;  // open above: only +Inf covers it
-      std::string le = scale == 1 ? fmt::format("le=\"{}\"", *b.high - 1)
-                                  : fmt::format("le=\"{}\"", prometheus_double(
-                                                                  static_cast<double>(*b.high - 1) * scale));
-      out += fmt::format("{}_bucket{} {}\n", name, braces(labels, le), running);
+      total += b.count;
+      if (!b.count) continue;
+      size_t i = les.size();
+      if (b.high) i = std::lower_bound(les.begin(), les.end(), *b.high - 1) - les.begin();
+      at[i] += b.count;
     }
+  uint64_t running = 0;
+  for (size_t i = 0; i < les.size(); ++i) {
+    running += at[i];
+    // A time's bounds in seconds (prometheus_units.h); integers otherwise, exact.
+    std::string le = scale == 1 ? fmt::format("{}", les[i])
+                                : prometheus_double(static_cast<double>(les[i]) * scale);
+    out += fmt::format("{}_bucket{} {}\n", name, braces(labels, fmt::format("le=\"{}\"", le)), running);
   }
-  out += fmt::format("{}_bucket{} {}\n", name, braces(labels, "le=\"+Inf\""), running);
+  out += fmt::format("{}_bucket{} {}\n", name, braces(labels, "le=\"+Inf\""), total);
   if (!sum.empty()) out += fmt::format("{}_sum{} {}\n", name, braces(labels), sum);
-  out += fmt::format("{}_count{} {}\n", name, braces(labels), running);
+  out += fmt::format("{}_count{} {}\n", name, braces(labels), total);
 }
 
 // Two rows can show the same labels although their keys differ: ksym() of two addresses in one
@@ -260,11 +319,40 @@ std::string prometheus_double(double value) {
   return fmt::format("{}", value);
 }
 
-PrometheusRenderer::PrometheusRenderer(const Plan& plan) : plan_(plan) {
-  std::set<std::string> used(kSelfNames.begin(), kSelfNames.end());
-  for (const auto& q : plan.queries) {
-    QueryNames names{&q, {}};
+std::string aggregate_help(const PlanQuery& q, const std::string& column, AggKind kind,
+                           const std::vector<std::string>& keys) {
+  std::string by = keys.empty() ? "" : " per " + fmt::format("{}", fmt::join(keys, ", "));
+  std::string what;
+  switch (kind) {
+    case AggKind::Count: what = "Events counted since bpfql serve started"; break;
+    case AggKind::Sum: what = "Sum of the values since bpfql serve started"; break;
+    case AggKind::Min: what = "Smallest value seen since bpfql serve started"; break;
+    case AggKind::Max: what = "Largest value seen since bpfql serve started"; break;
+    case AggKind::Avg: what = "Average of the values since bpfql serve started"; break;
+    case AggKind::Stats: what = "Count and sum of the values since bpfql serve started"; break;
+    default: what = "Distribution of the values since bpfql serve started"; break;
+  }
+  return fmt::format("{}{} ({} of query {})", what, by, column, q.name);
+}
+
+PrometheusRenderer::PrometheusRenderer(const Plan& plan, size_t max_series, std::vector<std::string> failed)
+    : plan_(plan), max_series_(max_series), failed_(std::move(failed)) {
+  // Every family's name first, then the ones that collide (with each other or with a self
+  // metric) get a suffix from a hash of query and item: the same names whatever the order of
+  // the queries and files, and a name never depends on what else is served unless it collides.
+  struct Claim {
+    size_t query, column;
+    std::string name;
+  };
+  std::vector<Claim> claims;
+  std::map<std::string, int> taken;
+  for (const auto& n : kSelfNames) taken[n] += 2;  // never given to a query
+  for (size_t qi = 0; qi < plan.queries.size(); ++qi) {
+    const auto& q = plan.queries[qi];
+    QueryNames names;
+    names.query = &q;
     std::set<std::string> labels;
+    std::vector<std::string> key_texts;
     for (const auto& column : q.columns) {
       Column c;
       for (size_t i = 0; i < q.aggregates.size(); ++i)
@@ -277,25 +365,50 @@ PrometheusRenderer::PrometheusRenderer(const Plan& plan) : plan_(plan) {
           label = fmt::format("{}_{}", prometheus_label_name(column), n);
         labels.insert(label);
         c.label = label;
+        key_texts.push_back(column);
       } else {
-        std::string part = prometheus_name_part(column);
-        std::string base = "bpfql_" + prometheus_name_part(q.name) + "_" + (part.empty() ? "value" : part);
-        base = with_unit_suffix(base, q.aggregates[c.aggregate].unit);  // units: base units
-        c.name = unique_name(base, q.aggregates[c.aggregate].kind, used);
-        c.help = fmt::format("{} of bpfql query {}{}", column, q.name,
-                             q.description.empty() ? "" : " (" + q.description + ")");
+        const PlanAggregate& a = q.aggregates[c.aggregate];
+        c.name = family_name(q.name, column, a.kind, a.unit);
+        if (is_histogram(a.kind)) c.les = fixed_bounds(a);
+        for (const auto& n : occupied_names(c.name, a.kind)) ++taken[n];
+        claims.push_back({qi, names.columns.size(), c.name});
       }
       names.columns.push_back(std::move(c));
     }
+    for (auto& c : names.columns)
+      if (c.aggregate >= 0 && !c.hidden)
+        c.help = aggregate_help(q, q.aggregates[c.aggregate].name, q.aggregates[c.aggregate].kind, key_texts);
     for (size_t c = 0; c < q.columns.size(); ++c)
       for (size_t s = 0; s < q.columns.size(); ++s)
         if (q.columns[s] == histogram_sum_column(q.columns[c])) names.columns[c].sum = static_cast<int>(s);
     queries_.push_back(std::move(names));
   }
+  std::set<std::string> used;
+  for (const auto& [n, count] : taken) used.insert(n);
+  for (const auto& claim : claims) {
+    const PlanQuery& q = plan.queries[claim.query];
+    Column& c = queries_[claim.query].columns[claim.column];
+    AggKind kind = q.aggregates[c.aggregate].kind;
+    bool collides = false;
+    for (const auto& n : occupied_names(c.name, kind)) collides = collides || taken[n] > 1;
+    if (!collides) continue;
+    std::string text = q.name + '\0' + q.columns[claim.column];
+    bool counter = counter_kind(kind);
+    std::string stem = counter ? c.name.substr(0, c.name.size() - 6) : c.name;  // without _total
+    for (uint32_t salt = 0;; ++salt) {
+      std::string name = fmt::format("{}_{:08x}{}", stem, fnv1a(text + std::to_string(salt)), counter ? "_total" : "");
+      auto names = occupied_names(name, kind);
+      if (std::none_of(names.begin(), names.end(), [&](const auto& n) { return used.count(n) > 0; })) {
+        used.insert(names.begin(), names.end());
+        c.name = name;
+        break;
+      }
+    }
+  }
 }
 
-void PrometheusRenderer::render_families(const IntervalResult& r, const QueryNames& names,
-                                         std::string& out) const {
+void PrometheusRenderer::render_families(const IntervalResult& r, QueryNames& names,
+                                         std::string& out) {
   const PlanQuery& q = *names.query;
   // Each row's label set, once; rows that share one become one series (see merge_cells).
   std::vector<std::string> labels;
@@ -309,13 +422,24 @@ void PrometheusRenderer::render_families(const IntervalResult& r, const QueryNam
       l += fmt::format("{}{}=\"{}\"", l.empty() ? "" : ",", names.columns[c].label,
                        prometheus_label_value(label_text(row.cells[c])));
     }
-    auto [it, inserted] = seen.try_emplace(l, groups.size());
-    if (inserted) {
+    auto found = seen.find(l);
+    if (found == seen.end()) {
+      // The series cap: a label set exported once stays; a new one only while there is room.
+      if (!names.admitted.count(l)) {
+        if (names.admitted.size() >= max_series_) {
+          seen.emplace(std::move(l), SIZE_MAX);
+          continue;
+        }
+        names.admitted.insert(l);
+      }
+      found = seen.emplace(l, groups.size()).first;
       labels.push_back(std::move(l));
       groups.emplace_back();
     }
-    groups[it->second].push_back(r_i);
+    if (found->second != SIZE_MAX) groups[found->second].push_back(r_i);
   }
+  names.series = groups.size();
+  names.refused = seen.size() - groups.size();
   // The cell of aggregate column `c` for series `i` (merged when several rows share its labels).
   std::vector<Cell> merged;
   auto series_cell = [&](size_t i, size_t c, AggKind kind) -> const Cell& {
@@ -353,24 +477,21 @@ void PrometheusRenderer::render_families(const IntervalResult& r, const QueryNam
     if (is_histogram(agg.kind)) {
       family_header(out, col.name, col.help, "histogram");
       for (size_t i = 0; i < cells.size(); ++i)
-        histogram_samples(out, col.name, labels[i], *cells[i], sums[i], prometheus_unit_scale(agg.unit));
+        histogram_samples(out, col.name, labels[i], *cells[i], sums[i], col.les,
+                          prometheus_unit_scale(agg.unit));
     } else if (agg.kind == AggKind::Stats) {
       std::vector<std::pair<size_t, const StatsValue*>> stats;
       for (size_t i = 0; i < cells.size(); ++i)
         if (auto* s = std::get_if<StatsValue>(cells[i])) stats.emplace_back(i, s);
-      family_header(out, col.name + "_count", col.help + ": events", "counter");
-      for (auto [i, s] : stats) out += fmt::format("{}_count{} {}\n", col.name, braces(labels[i]), s->count);
-      family_header(out, col.name + "_sum", col.help + ": sum", "counter");
-      for (auto [i, s] : stats)
-        out += fmt::format("{}_sum{} {}\n", col.name, braces(labels[i]),
-                           prometheus_unit_scale(agg.unit) == 1
-                               ? stats_sum_text(*s)
-                               : prometheus_double(static_cast<double>(s->sum) * prometheus_unit_scale(agg.unit)));
-      family_header(out, col.name + "_avg", col.help + ": average", "gauge");
-      for (auto [i, s] : stats)
-        if (s->count > 0)
-          out += fmt::format("{}_avg{} {}\n", col.name, braces(labels[i]),
-                             prometheus_double(s->avg * prometheus_unit_scale(agg.unit)));
+      // A summary without quantiles: _count and _sum, the average is rate(_sum) / rate(_count).
+      family_header(out, col.name, col.help, "summary");
+      for (auto [i, s] : stats) {
+        out += fmt::format("{}_sum{} {}\n", col.name, braces(labels[i]), prometheus_unit_scale(agg.unit) == 1
+                                      ? stats_sum_text(*s)
+                                      : prometheus_double(static_cast<double>(s->sum) *
+                                                          prometheus_unit_scale(agg.unit)));
+        out += fmt::format("{}_count{} {}\n", col.name, braces(labels[i]), s->count);
+      }
     } else {
       // The spec makes sums counters: with `where: E > 0` (the usual case) they only grow; a sum
       // of negative values would fall, which Prometheus reads as a counter reset (documented).
@@ -390,15 +511,15 @@ int PrometheusRenderer::query_index(const PlanQuery* query) const {
   return -1;
 }
 
-std::string PrometheusRenderer::render_query(const IntervalResult& result) const {
+std::string PrometheusRenderer::render_query(const IntervalResult& result) {
   std::string out;
   if (int i = query_index(result.query); i >= 0) render_families(result, queries_[i], out);
   return out;
 }
 
-std::string PrometheusRenderer::render(std::span<const IntervalResult> latest, bool attached) const {
+std::string PrometheusRenderer::render(std::span<const IntervalResult> latest, bool attached) {
   std::string out;
-  for (const auto& names : queries_)
+  for (auto& names : queries_)
     for (const auto& r : latest)
       if (r.query == names.query) render_families(r, names, out);
   return out + render_self(latest, attached);
@@ -407,36 +528,61 @@ std::string PrometheusRenderer::render(std::span<const IntervalResult> latest, b
 std::string PrometheusRenderer::render_self(std::span<const IntervalResult> latest,
                                             bool attached) const {
   std::string out;
-  family_header(out, "bpfql_up", "1 while bpfql serve has its probes attached and reads its maps",
-                "gauge");
-  out += fmt::format("bpfql_up {}\n", attached ? 1 : 0);
-  family_header(out, "bpfql_probe_attached", "Whether a query's probe is attached (1) or not (0)",
-                "gauge");
-  for (const auto& q : plan_.queries)
-    for (const auto& a : q.attaches)
-      out += fmt::format("bpfql_probe_attached{{query=\"{}\",probe=\"{}\"}} {}\n",
-                         prometheus_label_value(q.name), prometheus_label_value(a.spec),
-                         attached ? 1 : 0);
-
+  auto result_of = [&](const PlanQuery* q) -> const IntervalResult* {
+    for (const auto& r : latest)
+      if (r.query == q) return &r;
+    return nullptr;
+  };
+  // Every query has a sample in each family from the first scrape (0 until there is more), so
+  // that a rate() or an alert on it never starts from "no data".
   auto per_query = [&](const char* name, const char* help, const char* type, auto value) {
     family_header(out, name, help, type);
-    for (const auto& names : queries_)
-      for (const auto& r : latest)
-        if (r.query == names.query)
-          out += fmt::format("{}{{query=\"{}\"}} {}\n", name,
-                             prometheus_label_value(names.query->name), value(r));
+    for (const auto& names : queries_) {
+      std::string v = value(names.query, result_of(names.query));
+      if (!v.empty())
+        out += fmt::format("{}{{query=\"{}\"}} {}\n", name, prometheus_label_value(names.query->name), v);
+    }
   };
-  per_query("bpfql_lost_events_total", "Events a query lost because its perf buffer was full",
-            "counter", [](const IntervalResult& r) { return std::to_string(r.lost); });
+  per_query("bpfql_query_up", "1 while the query's probes are attached and its maps are read, else 0",
+            "gauge", [&](const PlanQuery*, const IntervalResult*) { return std::string(attached ? "1" : "0"); });
+  for (const auto& name : failed_)
+    out += fmt::format("bpfql_query_up{{query=\"{}\"}} 0\n", prometheus_label_value(name));
+  per_query("bpfql_lost_events_total", "Events the query lost because its perf buffer was full",
+            "counter", [](const PlanQuery*, const IntervalResult* r) { return std::to_string(r ? r->lost : 0); });
   per_query("bpfql_dropped_keys_total",
-            "Keys a query dropped because a map was full (raise max_entries)", "counter",
-            [](const IntervalResult& r) { return std::to_string(r.dropped); });
-  per_query("bpfql_last_refresh_timestamp_seconds", "When bpfql last read the query's maps",
-            "gauge", [](const IntervalResult& r) {
-              auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                  r.time.time_since_epoch());
+            "Events whose key the query could not store because a map was full (raise max_entries)",
+            "counter", [](const PlanQuery*, const IntervalResult* r) { return std::to_string(r ? r->dropped : 0); });
+  auto names_of = [&](const PlanQuery* q) -> const QueryNames& {
+    return queries_[static_cast<size_t>(query_index(q))];
+  };
+  per_query("bpfql_series", "Label sets (series) the query exports at the last refresh", "gauge",
+            [&](const PlanQuery* q, const IntervalResult*) { return std::to_string(names_of(q).series); });
+  per_query("bpfql_series_refused",
+            "Label sets the query did not export at the last refresh: over its --max-series cap", "gauge",
+            [&](const PlanQuery* q, const IntervalResult*) { return std::to_string(names_of(q).refused); });
+  per_query("bpfql_last_refresh_timestamp_seconds", "Unix time at which bpfql last read the query's maps",
+            "gauge", [](const PlanQuery*, const IntervalResult* r) -> std::string {
+              if (!r) return "";
+              auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(r->time.time_since_epoch());
               return fmt::format("{}.{:03}", ms.count() / 1000, ms.count() % 1000);
             });
+  per_query("bpfql_refresh_duration_seconds", "Seconds the last read of the query's maps took (read and decode)",
+            "gauge", [](const PlanQuery*, const IntervalResult* r) -> std::string {
+              return r ? prometheus_double(r->read_seconds) : "";
+            });
+  bool stats = std::any_of(latest.begin(), latest.end(), [](const auto& r) { return r.program_stats; });
+  if (stats) {
+    per_query("bpfql_program_runs_total",
+              "Times the kernel ran the query's BPF programs (kernel.bpf_stats_enabled=1)", "counter",
+              [](const PlanQuery*, const IntervalResult* r) -> std::string {
+                return r && r->program_stats ? std::to_string(r->program_runs) : "";
+              });
+    per_query("bpfql_program_run_seconds_total",
+              "Seconds the kernel spent in the query's BPF programs (kernel.bpf_stats_enabled=1)", "counter",
+              [](const PlanQuery*, const IntervalResult* r) -> std::string {
+                return r && r->program_stats ? prometheus_double(static_cast<double>(r->program_run_ns) / 1e9) : "";
+              });
+  }
   return out;
 }
 

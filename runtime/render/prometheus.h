@@ -28,6 +28,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "compiler/plan.h"
@@ -47,19 +48,25 @@ std::string prometheus_help_text(std::string_view text);
 // A sample value: integers exact, doubles shortest round-trip, NaN, +Inf, -Inf.
 std::string prometheus_double(double value);
 
+inline constexpr size_t kDefaultMaxSeries = 2000;  // per query (--max-series)
+
 class PrometheusRenderer {
  public:
   // Metric and label names are fixed here, once per Plan, so they never change between scrapes.
   // `plan` must outlive the renderer.
-  explicit PrometheusRenderer(const Plan& plan);
+  // `max_series`: per query, the label sets (series) exported; beyond it new label sets are
+  // refused (counted in bpfql_series_refused) while those already exported stay.
+  // `failed`: names of queries that were not loaded: bpfql_query_up 0 for each.
+  explicit PrometheusRenderer(const Plan& plan, size_t max_series = kDefaultMaxSeries,
+                              std::vector<std::string> failed = {});
 
   // `latest`: the most recent IntervalResult of each query that has one (queries that have not
   // been read yet are left out). `attached`: whether the probes are attached (all or none).
-  std::string render(std::span<const IntervalResult> latest, bool attached) const;
+  std::string render(std::span<const IntervalResult> latest, bool attached);
 
   // The pieces of render(): one query's metric families, and the self metrics (which read only
   // the results' query, time, lost and dropped, not their rows).
-  std::string render_query(const IntervalResult& result) const;
+  std::string render_query(const IntervalResult& result);
   std::string render_self(std::span<const IntervalResult> latest, bool attached) const;
   // The position of `query` in the Plan (render order), or -1.
   int query_index(const PlanQuery* query) const;
@@ -72,15 +79,21 @@ class PrometheusRenderer {
     std::string help;
     bool hidden = false;  // a histogram's sum (compiler/check/histogram_sums.h): only its `_sum`
     int sum = -1;         // histogram columns: the index of their sum column, if there is one
+    std::vector<int64_t> les;  // histogram columns: the family's fixed bucket bounds
   };
   struct QueryNames {
     const PlanQuery* query = nullptr;
     std::vector<Column> columns;  // parallel to PlanQuery::columns
+    std::unordered_set<std::string> admitted;  // label sets exported so far (the series cap)
+    size_t series = 0;   // at the last render: label sets exported
+    size_t refused = 0;  // at the last render: label sets over the cap, not exported
   };
 
-  void render_families(const IntervalResult& r, const QueryNames& names, std::string& out) const;
+  void render_families(const IntervalResult& r, QueryNames& names, std::string& out);
 
   const Plan& plan_;
+  size_t max_series_;
+  std::vector<std::string> failed_;
   std::vector<QueryNames> queries_;
 };
 

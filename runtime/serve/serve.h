@@ -4,11 +4,15 @@
 // thread with the last published text.
 //
 // Serving changes a Plan in three ways (prepare_serve_plan): every query is cumulative (maps
-// are never cleared, so counters only grow), has no row limit (every key is exported), and has a
-// refresh interval (--interval, else the query's own, else kDefaultServeInterval).
+// are never cleared, so counters only grow), has no row limit (every key is exported), and is
+// read every refresh interval (--interval, else kDefaultServeInterval, whatever the query's own
+// interval), and besides at scrape time (see kMaxScrapeAge).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <memory>
 
 #include "compiler/plan.h"
@@ -19,16 +23,23 @@
 
 namespace bpfql {
 
-inline constexpr uint64_t kDefaultServeInterval = 1'000'000'000;  // ns
+// Without --interval the maps are read every 30 s in the background, and at scrape time when the
+// last read is older than kMaxScrapeAge (the scrape waits for it, at most kScrapeWait): state
+// at most 0.5 s old for every scrape, at the cost of one read per scrape interval.
+inline constexpr uint64_t kDefaultServeInterval = 30'000'000'000;  // ns
+inline constexpr std::chrono::milliseconds kMaxScrapeAge{500};
+inline constexpr std::chrono::milliseconds kScrapeWait{3000};
 
-void prepare_serve_plan(Plan& plan);
+void prepare_serve_plan(Plan& plan, std::optional<uint64_t> refresh_ns = std::nullopt);
 
 // The Output of a serve run: keeps each query's latest result, renders them all on flush() and
 // publishes the text to `exporter`; started() starts the listener's thread (after attach and the
 // privilege drop, whose credentials its threads inherit).
 class PrometheusOutput final : public Output {
  public:
-  PrometheusOutput(const Plan& plan, HttpExporter& exporter);
+  // `failed`: queries that were not loaded (serve without --strict): bpfql_query_up 0.
+  PrometheusOutput(const Plan& plan, HttpExporter& exporter, std::string version = "",
+                   size_t max_series = kDefaultMaxSeries, std::vector<std::string> failed = {});
   void interval(const IntervalResult& result) override;
   void event(const StreamRow&) override {}  // serve rejects streaming queries before this
   void events_not_printed(const PlanQuery&, uint64_t) override {}
@@ -36,15 +47,22 @@ class PrometheusOutput final : public Output {
   void started() override;
 
  private:
+  void publish();
   PrometheusRenderer renderer_;
   HttpExporter& exporter_;
   std::vector<IntervalResult> latest_;  // per query in Plan order; rows dropped once rendered
   std::vector<std::string> texts_;      // per query in Plan order: its rendered families
+  std::string version_;
   bool attached_ = false;
+  std::vector<bool> refreshed_;  // per query: read since the last publication
+  std::chrono::steady_clock::time_point published_{};
+  uint64_t refresh_ns_ = kDefaultServeInterval;  // the longest refresh interval of the queries
 };
 
 // Runs `plan` (already prepared) until a signal or stop_after; returns the exit status as
 // run_plan does. `exporter` is bound; its listener runs while the probes are attached.
-int serve_plan(const Plan& plan, HttpExporter& exporter, RunOptions options);
+// `version` goes to bpfql_build_info.
+int serve_plan(const Plan& plan, HttpExporter& exporter, RunOptions options, std::string version = "",
+               size_t max_series = kDefaultMaxSeries, std::vector<std::string> failed = {});
 
 }  // namespace bpfql

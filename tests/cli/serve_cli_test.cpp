@@ -50,7 +50,8 @@ TEST_CASE("serve: a streaming query is an error at its select item, pointing to 
     probe: tracepoint:sched:sched_process_exec
     select: [pid, comm]
 )");
-  Completed r = serve({q.path, "--listen", "127.0.0.1:1"});
+  // --strict: all or nothing (without it the other query would be served, this one reported).
+  Completed r = serve({q.path, "--strict", "--listen", "127.0.0.1:1"});
   INFO("stderr: " << r.err);
   CHECK(r.status.exited_with(2));
   CHECK(r.err.find(q.path + ":7:14: error: query 'execs' streams one row per event") !=
@@ -67,7 +68,7 @@ TEST_CASE("serve: a bad --listen is a usage error (exit 2) naming the value") {
     Completed r = serve({"no-such-file.yml", "--listen", bad});
     INFO("--listen " << bad << "\nstderr: " << r.err);
     CHECK(r.status.exited_with(2));
-    CHECK(r.err.find(std::string("bpfql: --listen takes HOST:PORT such as 127.0.0.1:9435")) !=
+    CHECK(r.err.find(std::string("bpfql: --listen takes HOST:PORT such as 127.0.0.1:19435")) !=
           std::string::npos);
     CHECK(r.err.find(std::string("not '") + bad + "'") != std::string::npos);
   }
@@ -76,7 +77,7 @@ TEST_CASE("serve: a bad --listen is a usage error (exit 2) naming the value") {
 TEST_CASE("serve --help: options and an example") {
   Completed r = run_to_completion({BPFQL_BINARY, "serve", "--help"}, milliseconds(10000));
   CHECK(r.status.exited_with(0));
-  for (const char* text : {"--listen", "127.0.0.1:9435", "--interval", "--stop-after", "--pid",
+  for (const char* text : {"--listen", "127.0.0.1:19435", "--interval", "--stop-after", "--pid",
                            "-p,--param", "bpfql serve reads.yml", "/metrics", "counters"})
     CHECK_MESSAGE(r.out.find(text) != std::string::npos, text);
   Completed top = run_to_completion({BPFQL_BINARY, "--help"}, milliseconds(10000));

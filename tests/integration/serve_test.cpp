@@ -109,9 +109,9 @@ TEST_CASE("serve: /metrics has exact counters, histograms and labels; SIGINT lea
   std::string content_type;
   std::string first = get_metrics(port, &content_type);
   CHECK(content_type.starts_with("text/plain; version=0.0.4"));
-  CHECK_LINE(first, "bpfql_up 1");
-  CHECK_LINE(first, "bpfql_probe_attached{query=\"serve-getppid\",probe=\"tracepoint:syscalls:sys_enter_getppid\"} 1");
-  CHECK_LINE(first, "bpfql_probe_attached{query=\"serve-reads\",probe=\"tracepoint:syscalls:sys_exit_read\"} 1");
+  CHECK_LINE(first, "bpfql_query_up{query=\"serve-getppid\"} 1");
+  CHECK_LINE(first, "bpfql_query_up{query=\"serve-reads\"} 1");
+  CHECK_LINE(first, "bpfql_lost_events_total{query=\"serve-reads\"} 0");  // present from the start
 
   REQUIRE(workload.write_stdin("go\n"));
   auto done = workload.wait(milliseconds(30000));
@@ -123,58 +123,65 @@ TEST_CASE("serve: /metrics has exact counters, histograms and labels; SIGINT lea
   std::string text;
   for (int i = 0; i < 50; ++i) {
     text = get_metrics(port);
-    if (::bpfql::testing::has_line(text, "bpfql_serve_getppid_calls{comm=\"bpfql-wl\"} 1000") &&
-        ::bpfql::testing::has_line(text, "bpfql_serve_reads_count{" + labels + "} 400"))
+    if (::bpfql::testing::has_line(text, "bpfql_serve_getppid_calls_total{comm=\"bpfql-wl\"} 1000") &&
+        ::bpfql::testing::has_line(text, "bpfql_serve_reads_count_total{" + labels + "} 400"))
       break;
     std::this_thread::sleep_for(milliseconds(100));
   }
-  CHECK_LINE(text, "# HELP bpfql_serve_getppid_calls calls of bpfql query serve-getppid (getppid() calls of the \"workload\")");
-  CHECK_LINE(text, "# TYPE bpfql_serve_getppid_calls counter");
-  CHECK_LINE(text, "bpfql_serve_getppid_calls{comm=\"bpfql-wl\"} 1000");
-  CHECK_LINE(text, "# TYPE bpfql_serve_reads_count counter");
-  CHECK_LINE(text, "bpfql_serve_reads_count{" + labels + "} 400");
-  CHECK_LINE(text, "# TYPE bpfql_serve_reads_bytes counter");
-  CHECK_LINE(text, "bpfql_serve_reads_bytes{" + labels + "} 20000");  // 100 × 8 + 300 × 64
-  CHECK_LINE(text, "# TYPE bpfql_serve_reads_max_retval_bytes gauge");
-  CHECK_LINE(text, "bpfql_serve_reads_max_retval_bytes{" + labels + "} 64");
+  CHECK_LINE(text, "# HELP bpfql_serve_getppid_calls_total Events counted since bpfql serve started per comm "
+                   "(calls of query serve-getppid)");
+  CHECK_LINE(text, "# TYPE bpfql_serve_getppid_calls_total counter");
+  CHECK_LINE(text, "bpfql_serve_getppid_calls_total{comm=\"bpfql-wl\"} 1000");
+  CHECK_LINE(text, "# TYPE bpfql_serve_reads_count_total counter");
+  CHECK_LINE(text, "bpfql_serve_reads_count_total{" + labels + "} 400");
+  CHECK_LINE(text, "# TYPE bpfql_serve_reads_bytes_total counter");
+  CHECK_LINE(text, "bpfql_serve_reads_bytes_total{" + labels + "} 20000");  // 100 × 8 + 300 × 64
+  CHECK_LINE(text, "# TYPE bpfql_serve_reads_max_retval gauge");
+  CHECK_LINE(text, "bpfql_serve_reads_max_retval{" + labels + "} 64");
 
-  // hist: 8 is in [8, 16), 64 in [64, 128); every bucket in between, cumulative.
-  CHECK_LINE(text, "# TYPE bpfql_serve_reads_size_bytes histogram");
-  std::string size = "bpfql_serve_reads_size_bytes_bucket{" + labels + ",le=\"15\"} 100\n"
-                     "bpfql_serve_reads_size_bytes_bucket{" + labels + ",le=\"31\"} 100\n"
-                     "bpfql_serve_reads_size_bytes_bucket{" + labels + ",le=\"63\"} 100\n"
-                     "bpfql_serve_reads_size_bytes_bucket{" + labels + ",le=\"127\"} 400\n"
-                     "bpfql_serve_reads_size_bytes_bucket{" + labels + ",le=\"+Inf\"} 400\n"
-                     "bpfql_serve_reads_size_bytes_sum{" + labels + "} 20000\n"
-                     "bpfql_serve_reads_size_bytes_count{" + labels + "} 400\n";
+  // hist: 8 is in [8, 16), 64 in [64, 128); the family's whole fixed bucket set, cumulative.
+  CHECK_LINE(text, "# TYPE bpfql_serve_reads_size histogram");
+  std::string size = "bpfql_serve_reads_size_bucket{" + labels + ",le=\"7\"} 0\n"
+                     "bpfql_serve_reads_size_bucket{" + labels + ",le=\"15\"} 100\n"
+                     "bpfql_serve_reads_size_bucket{" + labels + ",le=\"31\"} 100\n"
+                     "bpfql_serve_reads_size_bucket{" + labels + ",le=\"63\"} 100\n"
+                     "bpfql_serve_reads_size_bucket{" + labels + ",le=\"127\"} 400\n"
+                     "bpfql_serve_reads_size_bucket{" + labels + ",le=\"255\"} 400\n";
   CHECK_MESSAGE(text.find(size) != std::string::npos, text);
-  // lhist(0, 1000, 100): both in [0, 100).
-  std::string lsize = "bpfql_serve_reads_lsize_bytes_bucket{" + labels + ",le=\"99\"} 400\n"
-                      "bpfql_serve_reads_lsize_bytes_bucket{" + labels + ",le=\"+Inf\"} 400\n"
-                      "bpfql_serve_reads_lsize_bytes_sum{" + labels + "} 20000\n"
-                      "bpfql_serve_reads_lsize_bytes_count{" + labels + "} 400\n";
+  CHECK(text.find("bpfql_serve_reads_size_bucket{" + labels + ",le=\"68719476735\"} 400\n"
+                  "bpfql_serve_reads_size_bucket{" + labels + ",le=\"+Inf\"} 400\n"
+                  "bpfql_serve_reads_size_sum{" + labels + "} 20000\n"
+                  "bpfql_serve_reads_size_count{" + labels + "} 400\n") != std::string::npos);
+  // lhist(0, 1000, 100): both in [0, 100); every declared bucket.
+  std::string lsize = "bpfql_serve_reads_lsize_bucket{" + labels + ",le=\"-1\"} 0\n"
+                      "bpfql_serve_reads_lsize_bucket{" + labels + ",le=\"99\"} 400\n";
   CHECK_MESSAGE(text.find(lsize) != std::string::npos, text);
-  // percentile: log-linear buckets; 8 is its own bucket, 64 is in [64, 68).
-  CHECK_LINE(text, "# TYPE bpfql_serve_reads_percentile_retval_50_bytes histogram");
-  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bytes_bucket{" + labels + ",le=\"8\"} 100");
-  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bytes_bucket{" + labels + ",le=\"63\"} 100");
-  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bytes_bucket{" + labels + ",le=\"67\"} 400");
-  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bytes_sum{" + labels + "} 20000");
-  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bytes_count{" + labels + "} 400");
+  CHECK(text.find("bpfql_serve_reads_lsize_bucket{" + labels + ",le=\"999\"} 400\n"
+                  "bpfql_serve_reads_lsize_bucket{" + labels + ",le=\"+Inf\"} 400\n"
+                  "bpfql_serve_reads_lsize_sum{" + labels + "} 20000\n"
+                  "bpfql_serve_reads_lsize_count{" + labels + "} 400\n") != std::string::npos);
+  // percentile: two buckets per power of two (..., 7, 11, ..., 63, 95, ...).
+  CHECK_LINE(text, "# TYPE bpfql_serve_reads_percentile_retval_50 histogram");
+  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bucket{" + labels + ",le=\"7\"} 0");
+  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bucket{" + labels + ",le=\"11\"} 100");
+  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bucket{" + labels + ",le=\"63\"} 100");
+  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bucket{" + labels + ",le=\"95\"} 400");
+  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_sum{" + labels + "} 20000");
+  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_count{" + labels + "} 400");
   // The sums serve adds for the histograms are no metrics of their own.
   CHECK(text.find("sum_retval") == std::string::npos);
-  // stats
-  CHECK_LINE(text, "bpfql_serve_reads_stats_retval_bytes_count{" + labels + "} 400");
-  CHECK_LINE(text, "bpfql_serve_reads_stats_retval_bytes_sum{" + labels + "} 20000");
-  CHECK_LINE(text, "bpfql_serve_reads_stats_retval_bytes_avg{" + labels + "} 50");
+  // stats: a summary
+  CHECK_LINE(text, "# TYPE bpfql_serve_reads_stats_retval summary");
+  CHECK_LINE(text, "bpfql_serve_reads_stats_retval_count{" + labels + "} 400");
+  CHECK_LINE(text, "bpfql_serve_reads_stats_retval_sum{" + labels + "} 20000");
   CHECK_LINE(text, "bpfql_dropped_keys_total{query=\"serve-reads\"} 0");
   CHECK_LINE(text, "bpfql_lost_events_total{query=\"serve-getppid\"} 0");
 
   // Counters are cumulative: later refreshes still hold everything.
   std::this_thread::sleep_for(milliseconds(500));
   std::string later = get_metrics(port);
-  CHECK_LINE(later, "bpfql_serve_getppid_calls{comm=\"bpfql-wl\"} 1000");
-  CHECK_LINE(later, "bpfql_serve_reads_count{" + labels + "} 400");
+  CHECK_LINE(later, "bpfql_serve_getppid_calls_total{comm=\"bpfql-wl\"} 1000");
+  CHECK_LINE(later, "bpfql_serve_reads_count_total{" + labels + "} 400");
 
   bpfql.signal(SIGINT);
   auto status = bpfql.wait(milliseconds(30000));

@@ -7,7 +7,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <set>
+#include <sstream>
 #include <fmt/format.h>
 #include <string>
 
@@ -108,15 +111,18 @@ TEST_CASE("prometheus: count and sum are counters, min/max/avg gauges, keys are 
   };
   std::string text = render_one(plan, result(pq, rows));
 
-  CHECK_LINE(text, "# HELP bpfql_read_bytes_count count() of bpfql query read-bytes (bytes read)");
-  CHECK_LINE(text, "# TYPE bpfql_read_bytes_count counter");
-  CHECK_LINE(text, "bpfql_read_bytes_count{comm=\"nginx\",pid=\"42\"} 3");
-  CHECK_LINE(text, "bpfql_read_bytes_count{comm=\"we\\\"ird\\\\\\n\",pid=\"7\"} 1");
-  CHECK_LINE(text, "# TYPE bpfql_read_bytes_bytes counter");
-  CHECK_LINE(text, "bpfql_read_bytes_bytes{comm=\"nginx\",pid=\"42\"} 300");
+  // HELP says what the number is (cumulative: never "per second", whatever the description).
+  CHECK_LINE(text, "# HELP bpfql_read_bytes_count_total Events counted since bpfql serve started per comm, pid "
+                   "(count() of query read-bytes)");
+  CHECK_LINE(text, "# TYPE bpfql_read_bytes_count_total counter");
+  CHECK_LINE(text, "bpfql_read_bytes_count_total{comm=\"nginx\",pid=\"42\"} 3");
+  CHECK_LINE(text, "bpfql_read_bytes_count_total{comm=\"we\\\"ird\\\\\\n\",pid=\"7\"} 1");
+  // No stutter: query read-bytes, item bytes.
+  CHECK_LINE(text, "# TYPE bpfql_read_bytes_total counter");
+  CHECK_LINE(text, "bpfql_read_bytes_total{comm=\"nginx\",pid=\"42\"} 300");
   // Sums are counters (spec §6), signed or not.
-  CHECK_LINE(text, "# TYPE bpfql_read_bytes_sum_args_ret counter");
-  CHECK_LINE(text, "bpfql_read_bytes_sum_args_ret{comm=\"nginx\",pid=\"42\"} -5");
+  CHECK_LINE(text, "# TYPE bpfql_read_bytes_sum_args_ret_total counter");
+  CHECK_LINE(text, "bpfql_read_bytes_sum_args_ret_total{comm=\"nginx\",pid=\"42\"} -5");
   CHECK_LINE(text, "# TYPE bpfql_read_bytes_low gauge");
   CHECK_LINE(text, "bpfql_read_bytes_low{comm=\"nginx\",pid=\"42\"} 7");
   CHECK_LINE(text, "# TYPE bpfql_read_bytes_avg_retval gauge");
@@ -125,10 +131,7 @@ TEST_CASE("prometheus: count and sum are counters, min/max/avg gauges, keys are 
   CHECK(text.find("\nbpfql_read_bytes_low{comm=\"we") == std::string::npos);
   CHECK(text.find("\nbpfql_read_bytes_avg_retval{comm=\"we") == std::string::npos);
 
-  CHECK_LINE(text, "bpfql_up 1");
-  CHECK_LINE(text, "# TYPE bpfql_probe_attached gauge");
-  CHECK_LINE(text,
-             "bpfql_probe_attached{query=\"read-bytes\",probe=\"tracepoint:syscalls:sys_exit_read\"} 1");
+  CHECK_LINE(text, "bpfql_query_up{query=\"read-bytes\"} 1");
   CHECK_LINE(text, "# TYPE bpfql_lost_events_total counter");
   CHECK_LINE(text, "bpfql_lost_events_total{query=\"read-bytes\"} 0");
   CHECK_LINE(text, "bpfql_dropped_keys_total{query=\"read-bytes\"} 0");
@@ -147,7 +150,7 @@ TEST_CASE("prometheus: a byte array key is a label with its address, or its hex"
   std::vector<ResultRow> rows = {{{BytesValue{{127, 0, 0, 1}, BytesValue::Shown::Ipv4},
                                    BytesValue{{0xbe, 0xef}}, uint64_t{5}}}};
   std::string text = render_one(plan, result(plan.queries[0], rows));
-  CHECK_LINE(text, "bpfql_peers_count{args_daddr=\"127.0.0.1\",args_id=\"beef\"} 5");
+  CHECK_LINE(text, "bpfql_peers_count_total{args_daddr=\"127.0.0.1\",args_id=\"beef\"} 5");
 }
 
 TEST_CASE("prometheus: a keyless query has no labels; before the first read only self metrics") {
@@ -161,16 +164,16 @@ TEST_CASE("prometheus: a keyless query has no labels; before the first read only
   IntervalResult r = result(plan.queries[0], {{{uint64_t{1000}}}});
   r.dropped = 4;
   std::string text = render_one(plan, r);
-  CHECK_LINE(text, "bpfql_getppid_count_count 1000");
+  CHECK_LINE(text, "bpfql_getppid_count_total 1000");
   CHECK_LINE(text, "bpfql_dropped_keys_total{query=\"getppid-count\"} 4");
 
+  // Before the first read: no query family, but every per-query self metric, at 0.
   PrometheusRenderer renderer(plan);
   std::string before = renderer.render({}, false);
-  CHECK(before.find("bpfql_getppid_count_count") == std::string::npos);
-  CHECK(before.find("bpfql_lost_events_total{") == std::string::npos);
-  CHECK_LINE(before, "bpfql_up 0");
-  CHECK_LINE(before,
-             "bpfql_probe_attached{query=\"getppid-count\",probe=\"tracepoint:syscalls:sys_enter_getppid\"} 0");
+  CHECK(before.find("bpfql_getppid_count_total") == std::string::npos);
+  CHECK_LINE(before, "bpfql_lost_events_total{query=\"getppid-count\"} 0");
+  CHECK_LINE(before, "bpfql_dropped_keys_total{query=\"getppid-count\"} 0");
+  CHECK_LINE(before, "bpfql_query_up{query=\"getppid-count\"} 0");
 }
 
 TEST_CASE("prometheus histogram: cumulative buckets, le = highest integer of [low, high), +Inf") {
@@ -178,7 +181,10 @@ TEST_CASE("prometheus histogram: cumulative buckets, le = highest integer of [lo
   PlanQuery q;
   q.name = "h";
   q.keys = {key("comm")};
-  q.aggregates = {agg("hist(retval)", AggKind::Hist), agg("lat", AggKind::Lhist)};
+  q.aggregates = {agg("hist(retval)", AggKind::Hist, /*signed=*/true), agg("lat", AggKind::Lhist)};
+  q.aggregates[1].lhist_min = 0;
+  q.aggregates[1].lhist_max = 100;
+  q.aggregates[1].lhist_step = 10;
   q.columns = {"comm", "hist(retval)", "lat"};
   plan.queries.push_back(q);
 
@@ -193,26 +199,43 @@ TEST_CASE("prometheus histogram: cumulative buckets, le = highest integer of [lo
       "bpfql_h_hist_retval_bucket{comm=\"sh\",le=\"1\"} 3\n"
       "bpfql_h_hist_retval_bucket{comm=\"sh\",le=\"3\"} 6\n"
       "bpfql_h_hist_retval_bucket{comm=\"sh\",le=\"7\"} 10\n"
-      "bpfql_h_hist_retval_bucket{comm=\"sh\",le=\"+Inf\"} 10\n"
-      "bpfql_h_hist_retval_count{comm=\"sh\"} 10\n";
+      "bpfql_h_hist_retval_bucket{comm=\"sh\",le=\"15\"} 10\n";
   CHECK(text.find(expected) != std::string::npos);
-  // An open last bucket is counted by +Inf only.
+  CHECK_LINE(text, "bpfql_h_hist_retval_bucket{comm=\"sh\",le=\"68719476735\"} 10");  // 2^36 - 1
+  CHECK_LINE(text, "bpfql_h_hist_retval_bucket{comm=\"sh\",le=\"+Inf\"} 10");
+  CHECK_LINE(text, "bpfql_h_hist_retval_count{comm=\"sh\"} 10");
+  // An open last bucket is counted by +Inf only; every declared lhist bucket is there.
   const char* lat =
-      "bpfql_h_lat_bucket{comm=\"sh\",le=\"99\"} 5\n"
-      "bpfql_h_lat_bucket{comm=\"sh\",le=\"+Inf\"} 11\n"
-      "bpfql_h_lat_count{comm=\"sh\"} 11\n";
+      "bpfql_h_lat_bucket{comm=\"sh\",le=\"-1\"} 0\n"
+      "bpfql_h_lat_bucket{comm=\"sh\",le=\"9\"} 0\n";
   CHECK(text.find(lat) != std::string::npos);
+  CHECK(text.find("bpfql_h_lat_bucket{comm=\"sh\",le=\"89\"} 0\n"
+                  "bpfql_h_lat_bucket{comm=\"sh\",le=\"99\"} 5\n"
+                  "bpfql_h_lat_bucket{comm=\"sh\",le=\"+Inf\"} 11\n"
+                  "bpfql_h_lat_count{comm=\"sh\"} 11\n") != std::string::npos);
   // No sum is kept in the kernel for histograms: none is printed.
   CHECK(text.find("_sum") == std::string::npos);
 
-  // An empty histogram still has +Inf and _count.
+  // An empty histogram has the same buckets as any other series of its family: series can be
+  // summed by le from the first scrape on.
+  auto bucket_lines = [](const std::string& t, const std::string& family) {
+    std::vector<std::string> les;
+    for (size_t at = t.find("\n" + family + "_bucket{"); at != std::string::npos;
+         at = t.find("\n" + family + "_bucket{", at + 1))
+      les.push_back(t.substr(t.find("le=", at), t.find('}', at) - t.find("le=", at)));
+    return les;
+  };
   std::string empty =
       render_one(plan, result(plan.queries[0], {{{std::string("sh"), Histogram{}, Histogram{}}}}));
+  CHECK(bucket_lines(empty, "bpfql_h_hist_retval") == bucket_lines(text, "bpfql_h_hist_retval"));
+  CHECK(bucket_lines(text, "bpfql_h_hist_retval").size() == 39);  // -1, 0, 1, 3, ..., 2^36-1, +Inf
+  CHECK(bucket_lines(empty, "bpfql_h_lat") == bucket_lines(text, "bpfql_h_lat"));
+  CHECK(bucket_lines(text, "bpfql_h_lat").size() == 12);  // -1, 9, 19, ..., 99, +Inf
   CHECK_LINE(empty, "bpfql_h_hist_retval_bucket{comm=\"sh\",le=\"+Inf\"} 0");
   CHECK_LINE(empty, "bpfql_h_hist_retval_count{comm=\"sh\"} 0");
 }
 
-TEST_CASE("prometheus stats: _count and _sum counters, _avg gauge") {
+TEST_CASE("prometheus stats: a summary (_sum and _count, no quantiles)") {
   Plan plan;
   PlanQuery q;
   q.name = "s";
@@ -222,15 +245,12 @@ TEST_CASE("prometheus stats: _count and _sum counters, _avg gauge") {
   StatsValue a{4, 2.5, 10, false};
   StatsValue b{0, 0, 0, true};
   std::string text = render_one(plan, result(plan.queries[0], {{{a, b}}}));
-  CHECK_LINE(text, "# TYPE bpfql_s_stats_retval_count counter");
+  CHECK_LINE(text, "# TYPE bpfql_s_stats_retval summary");
   CHECK_LINE(text, "bpfql_s_stats_retval_count 4");
-  CHECK_LINE(text, "# TYPE bpfql_s_stats_retval_sum counter");
   CHECK_LINE(text, "bpfql_s_stats_retval_sum 10");
-  CHECK_LINE(text, "# TYPE bpfql_s_stats_retval_avg gauge");
-  CHECK_LINE(text, "bpfql_s_stats_retval_avg 2.5");
-  CHECK_LINE(text, "# TYPE bpfql_s_d_sum counter");
+  CHECK_LINE(text, "# TYPE bpfql_s_d summary");
   CHECK_LINE(text, "bpfql_s_d_count 0");
-  CHECK(text.find("\nbpfql_s_d_avg ") == std::string::npos);  // no events: no average
+  CHECK(text.find("_avg") == std::string::npos);
 }
 
 TEST_CASE("prometheus names never collide: across queries, with self metrics, within a query") {
@@ -248,16 +268,34 @@ TEST_CASE("prometheus names never collide: across queries, with self metrics, wi
   self.aggregates = {agg("events_total", AggKind::Count)};
   self.columns = {"events_total"};
   plan.queries = {a, b, self};
-  PrometheusRenderer renderer(plan);
-  std::vector<IntervalResult> rs = {result(plan.queries[0], {{{uint64_t{1}, uint64_t{2}}}}),
-                                    result(plan.queries[1], {{{uint64_t{3}}}}),
-                                    result(plan.queries[2], {{{uint64_t{4}}}})};
-  std::string text = renderer.render(rs, true);
-  CHECK_LINE(text, "bpfql_a_b_c 1");
-  CHECK_LINE(text, "bpfql_a_b_c_2 2");
-  CHECK_LINE(text, "bpfql_a_b_c_3 3");
-  CHECK_LINE(text, "bpfql_lost_events_total_2 4");
-  CHECK_LINE(text, "bpfql_lost_events_total{query=\"lost\"} 0");
+  auto samples = [](const Plan& p) {
+    PrometheusRenderer renderer(p);
+    std::vector<IntervalResult> rs;
+    for (const auto& q : p.queries) {
+      uint64_t v = q.name == "lost" ? 4 : q.name == "a" ? 3 : 1;
+      rs.push_back(result(q, {{{v, uint64_t{2}}}}));
+    }
+    std::string text = renderer.render(rs, true);
+    std::set<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+      if (!line.starts_with("#") && !line.starts_with("bpfql_last_refresh")) lines.insert(line);
+    return lines;
+  };
+  auto lines = samples(plan);
+  auto count = [&](auto pred) { return std::count_if(lines.begin(), lines.end(), pred); };
+  // bpfql_a_b_c_total is claimed three times: all three get a suffix from a hash of what they
+  // name; the query's events_total is never given the self metric's name.
+  CHECK(count([](const std::string& l) { return l.starts_with("bpfql_a_b_c_total "); }) == 0);
+  CHECK(count([](const std::string& l) { return l.starts_with("bpfql_a_b_c_"); }) == 3);
+  CHECK(lines.count("bpfql_lost_events_total{query=\"lost\"} 0") == 1);
+  CHECK(count([](const std::string& l) {
+          return l.starts_with("bpfql_lost_events_") && l.ends_with("_total 4");
+        }) == 1);
+  // The same names whatever the order of the queries.
+  Plan reversed;
+  reversed.queries = {self, b, a};
+  CHECK(samples(reversed) == lines);
 }
 
 namespace {
@@ -323,11 +361,14 @@ TEST_CASE("export rows: percentile() cells become their log-linear buckets") {
   plan.queries = {f.q};
   std::string text = render_one(plan, result(plan.queries[0], rows));
   CHECK_LINE(text, "# TYPE bpfql_lat_percentile_duration_50_99 histogram");
+  // Exported with the fixed set of two buckets per power of two: ... 2, 3, 5, ..., 15, 23, 31,
+  // 47, 63, 95, 127, ...; each is a union of whole in-kernel slots, so the counts are exact.
+  CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_bucket{pid=\"42\",le=\"2\"} 0");
   CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_bucket{pid=\"42\",le=\"3\"} 2");
-  CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_bucket{pid=\"42\",le=\"19\"} 2");
-  CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_bucket{pid=\"42\",le=\"20\"} 3");
-  CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_bucket{pid=\"42\",le=\"99\"} 3");
-  CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_bucket{pid=\"42\",le=\"103\"} 7");
+  CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_bucket{pid=\"42\",le=\"15\"} 2");
+  CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_bucket{pid=\"42\",le=\"23\"} 3");
+  CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_bucket{pid=\"42\",le=\"95\"} 3");
+  CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_bucket{pid=\"42\",le=\"127\"} 7");
   CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_bucket{pid=\"42\",le=\"+Inf\"} 7");
   CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_count{pid=\"42\"} 7");
 }
@@ -359,8 +400,9 @@ TEST_CASE("export rows: a signed percentile's negative buckets come first, as ne
   Plan plan;
   plan.queries = {f.q};
   std::string text = render_one(plan, result(plan.queries[0], rows));
-  CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_bucket{pid=\"42\",le=\"-9\"} 3");
+  CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_bucket{pid=\"42\",le=\"-1\"} 3");
   CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_bucket{pid=\"42\",le=\"0\"} 4");
+  CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_bucket{pid=\"42\",le=\"3\"} 4");
   CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_bucket{pid=\"42\",le=\"5\"} 6");
   CHECK_LINE(text, "bpfql_lat_percentile_duration_50_99_count{pid=\"42\"} 6");
 
@@ -382,7 +424,10 @@ TEST_CASE("prepare_serve_plan: cumulative, no limit, an interval") {
   CHECK(plan.queries[0].cumulative);
   CHECK(plan.queries[0].limit == 0);
   CHECK(*plan.queries[0].interval_ns == kDefaultServeInterval);
-  CHECK(*plan.queries[1].interval_ns == 5'000'000'000);
+  // A query's own interval does not make serve's state older: every query is read each second.
+  CHECK(*plan.queries[1].interval_ns == kDefaultServeInterval);
+  prepare_serve_plan(plan, 250'000'000);  // --interval
+  CHECK(*plan.queries[1].interval_ns == 250'000'000);
 }
 
 TEST_CASE("parse_listen") {
@@ -396,6 +441,9 @@ TEST_CASE("parse_listen") {
   ok(":9435", "0.0.0.0", 9435);
   ok("[::1]:80", "::1", 80);
   ok("localhost:65535", "localhost", 65535);
+  auto unix_socket = parse_listen("unix:/run/bpfql.sock");
+  REQUIRE(unix_socket.has_value());
+  CHECK(unix_socket->unix_path == "/run/bpfql.sock");
   for (const char* bad : {"9435", "127.0.0.1", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536",
                           "127.0.0.1:94x5", "::1:9435", "[::1:9435", "a b:1", "host:-1"}) {
     auto a = parse_listen(bad);
@@ -422,7 +470,7 @@ int free_port() {
 
 TEST_CASE("http exporter: /metrics, /, 404, and a port in use") {
   int port = free_port();
-  auto exporter = HttpExporter::bind({"127.0.0.1", port});
+  auto exporter = HttpExporter::bind({"127.0.0.1", port, ""});
   REQUIRE_MESSAGE(exporter.has_value(), exporter.error());
   (*exporter)->publish("bpfql_up 1\n");
   (*exporter)->serve();
@@ -446,7 +494,7 @@ TEST_CASE("http exporter: /metrics, /, 404, and a port in use") {
   REQUIRE(res);
   CHECK(res->status == 404);
 
-  auto again = HttpExporter::bind({"127.0.0.1", port});
+  auto again = HttpExporter::bind({"127.0.0.1", port, ""});
   REQUIRE(!again.has_value());
   CHECK(again.error() == fmt::format("cannot listen on 127.0.0.1:{}: Address already in use", port));
 }
@@ -460,28 +508,34 @@ TEST_CASE("PrometheusOutput publishes every query's latest read, in Plan order")
   PlanQuery b = a;
   b.name = "b";
   plan.queries = {a, b};
-  auto exporter = HttpExporter::bind({"127.0.0.1", free_port()});
+  auto exporter = HttpExporter::bind({"127.0.0.1", free_port(), ""});
   REQUIRE(exporter.has_value());
-  PrometheusOutput output(plan, **exporter);
-  CHECK_LINE((*exporter)->metrics(), "bpfql_up 0");
+  PrometheusOutput output(plan, **exporter, "9.9.9");
+  CHECK_LINE((*exporter)->metrics(), "bpfql_query_up{query=\"a\"} 0");
   CHECK((*exporter)->metrics().find("bpfql_a_count") == std::string::npos);
+  CHECK((*exporter)->metrics().find("bpfql_build_info{version=\"9.9.9\",kernel=\"") != std::string::npos);
+  CHECK((*exporter)->metrics().find("\nprocess_resident_memory_bytes ") != std::string::npos);
 
+  // The exposition is built once per refresh: when every query has been read.
   IntervalResult b1 = result(plan.queries[1], {{{uint64_t{5}}}});
   b1.dropped = 2;
   output.interval(b1);
   output.flush();
-  CHECK_LINE((*exporter)->metrics(), "bpfql_b_count 5");
-  CHECK_LINE((*exporter)->metrics(), "bpfql_dropped_keys_total{query=\"b\"} 2");
+  CHECK((*exporter)->metrics().find("bpfql_b_count_total") == std::string::npos);
   IntervalResult a1 = result(plan.queries[0], {{{uint64_t{7}}}});
   output.interval(a1);
+  output.flush();
+  CHECK_LINE((*exporter)->metrics(), "bpfql_b_count_total 5");
+  CHECK_LINE((*exporter)->metrics(), "bpfql_dropped_keys_total{query=\"b\"} 2");
   output.interval(result(plan.queries[1], {{{uint64_t{9}}}}));
+  output.interval(a1);
   output.flush();
   std::string text = (*exporter)->metrics();
-  CHECK(text.find("bpfql_b_count 5") == std::string::npos);
+  CHECK(text.find("bpfql_b_count_total 5") == std::string::npos);
   std::vector<IntervalResult> both = {a1, result(plan.queries[1], {{{uint64_t{9}}}})};
   PrometheusRenderer renderer(plan);
-  CHECK(text == renderer.render(both, false));
-  CHECK(text.find("bpfql_a_count 7") < text.find("bpfql_b_count 9"));
+  CHECK(text.starts_with(renderer.render(both, false)));
+  CHECK(text.find("bpfql_a_count_total 7") < text.find("bpfql_b_count_total 9"));
 }
 
 TEST_CASE("prometheus: rows that show the same labels become one series (no repeated series)") {
@@ -509,21 +563,48 @@ TEST_CASE("prometheus: rows that show the same labels become one series (no repe
     for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
     return n;
   };
-  CHECK(count("\nbpfql_m_count{ksym_arg0=\"vfs_read\"} ") == 1);
-  CHECK_LINE(text, "bpfql_m_count{ksym_arg0=\"vfs_read\"} 5");
-  CHECK_LINE(text, "bpfql_m_count{ksym_arg0=\"other\"} 1");
+  CHECK(count("\nbpfql_m_count_total{ksym_arg0=\"vfs_read\"} ") == 1);
+  CHECK_LINE(text, "bpfql_m_count_total{ksym_arg0=\"vfs_read\"} 5");
+  CHECK_LINE(text, "bpfql_m_count_total{ksym_arg0=\"other\"} 1");
   CHECK_LINE(text, "bpfql_m_min_x{ksym_arg0=\"vfs_read\"} 2");
   CHECK_LINE(text, "bpfql_m_max_x{ksym_arg0=\"vfs_read\"} 20");
   CHECK(text.find("\nbpfql_m_avg_x{ksym_arg0=\"vfs_read\"}") == std::string::npos);  // not mergeable
   CHECK_LINE(text, "bpfql_m_avg_x{ksym_arg0=\"other\"} 1");
   CHECK_LINE(text, "bpfql_m_stats_x_count{ksym_arg0=\"vfs_read\"} 5");
   CHECK_LINE(text, "bpfql_m_stats_x_sum{ksym_arg0=\"vfs_read\"} 42");
-  CHECK_LINE(text, "bpfql_m_stats_x_avg{ksym_arg0=\"vfs_read\"} 8.4");
   const char* merged =
       "bpfql_m_hist_x_bucket{ksym_arg0=\"vfs_read\",le=\"3\"} 1\n"
       "bpfql_m_hist_x_bucket{ksym_arg0=\"vfs_read\",le=\"7\"} 2\n"
       "bpfql_m_hist_x_bucket{ksym_arg0=\"vfs_read\",le=\"15\"} 5\n"
-      "bpfql_m_hist_x_bucket{ksym_arg0=\"vfs_read\",le=\"+Inf\"} 5\n"
-      "bpfql_m_hist_x_count{ksym_arg0=\"vfs_read\"} 5\n";
+      "bpfql_m_hist_x_bucket{ksym_arg0=\"vfs_read\",le=\"31\"} 5\n";
   CHECK_MESSAGE(text.find(merged) != std::string::npos, text);
+}
+
+TEST_CASE("prometheus: the series cap keeps the label sets it exported and counts the refused") {
+  Plan plan;
+  PlanQuery q;
+  q.name = "pids";
+  q.keys = {key("pid", ValueKind::Unsigned, 0, 8)};
+  q.aggregates = {agg("count()", AggKind::Count)};
+  q.columns = {"pid", "count()"};
+  plan.queries.push_back(q);
+  PrometheusRenderer renderer(plan, /*max_series=*/2);
+  auto rows = [](std::vector<uint64_t> pids) {
+    std::vector<ResultRow> out;
+    for (uint64_t p : pids) out.push_back({{p, uint64_t{p * 10}}});
+    return out;
+  };
+  std::vector<IntervalResult> first = {result(plan.queries[0], rows({1, 2, 3}))};
+  std::string text = renderer.render(first, true);
+  CHECK_LINE(text, "bpfql_pids_count_total{pid=\"1\"} 10");
+  CHECK_LINE(text, "bpfql_pids_count_total{pid=\"2\"} 20");
+  CHECK(text.find("pid=\"3\"") == std::string::npos);
+  CHECK_LINE(text, "bpfql_series{query=\"pids\"} 2");
+  CHECK_LINE(text, "bpfql_series_refused{query=\"pids\"} 1");
+  // Later reads list the keys in another order, with a new one first: the exported ones stay.
+  std::vector<IntervalResult> later = {result(plan.queries[0], rows({4, 3, 2, 1}))};
+  text = renderer.render(later, true);
+  CHECK_LINE(text, "bpfql_pids_count_total{pid=\"1\"} 10");
+  CHECK_LINE(text, "bpfql_pids_count_total{pid=\"2\"} 20");
+  CHECK_LINE(text, "bpfql_series_refused{query=\"pids\"} 2");
 }
