@@ -48,6 +48,8 @@ ExprPtr clone_expr(const Expr& e) {
           Call call{n.name, {}};
           for (const auto& arg : n.args) call.args.push_back(clone_expr(*arg));
           return call;
+        } else if constexpr (std::is_same_v<T, Capture>) {
+          return Capture{clone_expr(*n.inner)};
         } else {
           return n;  // leaves: plain values
         }

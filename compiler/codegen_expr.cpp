@@ -109,6 +109,7 @@ Result<CValue> FunctionGen::value(const Expr& e) {
   if (auto* b = e.as<Binary>()) return binary(e, *b);
   if (auto* in = e.as<InList>()) return in_list(e, *in);
   if (auto* c = e.as<Call>()) return call(e, *c);
+  if (auto* c = e.as<Capture>()) return capture(e, *c);
   if (e.as<StringLiteral>())
     return std::unexpected(unsupported(e, fmt::format("string '{}' used as a number", e.text)));
   return std::unexpected(

@@ -132,6 +132,8 @@ struct PlanQuery {
   std::string lost_map;
 
   std::string stack_map;  // BPF_STACK_TRACE map for KernelStack/UserStack fields ("" if none)
+  // Stack ids captured at a span's begin may still be open at a print: never freed then.
+  bool keep_stacks = false;
 
   // Printing.
   std::optional<uint64_t> interval_ns;
