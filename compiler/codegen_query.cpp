@@ -537,6 +537,11 @@ PlanQuery plan_query(const CheckedQuery& q, const QueryLayout& L) {
     }
   }
   if (L.uses_stacks) p.stack_map = L.map("stacks");
+  if (q.span && !span_in_task_storage(q)) {
+    p.open_span_map = L.map("start");
+    p.span_key_size = L.span_key.empty() ? 8 : L.span_key.size();
+    p.span_value_size = L.span_val.empty() ? 8 : L.span_val.size();
+  }
   if (q.span)
     for (const auto& c : q.span->captures) p.keep_stacks |= c->type.kind == TypeKind::Stack;
   p.interval_ns = q.interval_ns;

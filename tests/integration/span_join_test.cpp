@@ -138,6 +138,15 @@ TEST_CASE("composite keys and a captured string: opens of one process by path") 
   for (const json& r : rows) CHECK(r["path"] != dir.file("missing"));  // failed: where rejects
 }
 
+TEST_CASE("spans still open at exit are counted") {
+  BPFQL_REQUIRE_ROOT();
+  // 1000 begins, each its own key, no end; the hash holds 100 (the rest are dropped).
+  TraceRun run = trace({.queries = {query_file("orphan-spans.yml")}, .workload = {"getppid", "1000"}});
+  INFO("stderr:\n" << run.err);
+  CHECK(run.err.find("query orphan-spans: 100 spans still open at exit (begun, never ended)") !=
+        std::string::npos);
+}
+
 std::vector<json> events_of_pid(const TraceRun& run, const std::string& query) {
   std::vector<json> out;
   for (const json& e : events_of(run, query))
