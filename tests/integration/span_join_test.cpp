@@ -190,7 +190,22 @@ TEST_CASE("library opensnoop side by side with bpftrace's opensnoop.bt: same ope
   CHECK(bpfql_lines.size() == 6);
   CHECK(bpfql_lines.count(found + " fd") == 4);
   CHECK(bpfql_lines.count(missing + " ENOENT") == 2);
-  CHECK(bpfql_lines == bpftrace_lines);
+  auto joined = [](const std::multiset<std::string>& lines) {
+    std::string out;
+    for (const auto& l : lines) out += l + "\n";
+    return out;
+  };
+  INFO("bpfql:\n" << joined(bpfql_lines) << "bpftrace:\n" << joined(bpftrace_lines));
+  std::string all;
+  for (const auto& l : reference) all += l + "\n";
+  INFO("bpftrace output (" << reference.size() << " lines), the end:\n"
+       << all.substr(all.size() > 2000 ? all.size() - 2000 : 0));
+  if (all.find("Lost ") == std::string::npos) {
+    CHECK(bpfql_lines == bpftrace_lines);
+  } else {  // bpftrace traces every process here and its buffer overflowed: what it saw, we saw
+    MESSAGE("bpftrace lost events on this busy machine: comparing what it printed");
+    for (const auto& l : bpftrace_lines) CHECK(bpfql_lines.count(l) >= bpftrace_lines.count(l));
+  }
 }
 
 TEST_CASE("library killsnoop side by side with bpftrace's killsnoop.bt: signal, target, result") {
