@@ -395,7 +395,7 @@ def bpftrace_tracer(cfg, name, tracepoints):
 
 
 def bpfql_cache_env(cfg, cache):
-    """bpfql's program cache (runtime/program_cache.h): "warm" shares one directory that
+    """bpfql's program cache (runtime/compile/program_cache.h): "warm" shares one directory that
     prime_bpfql_cache filled; "cold" gets a new empty one, so the run compiles the program."""
     if cache == "warm":
         return {"BPFQL_CACHE_DIR": os.path.join(cfg.cache_root, "warm")}

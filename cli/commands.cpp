@@ -6,13 +6,13 @@
 
 #include <fmt/format.h>
 
-#include "compiler/c_names.h"
-#include "compiler/histogram_sums.h"
-#include "runtime/loader.h"
-#include "runtime/probe_support.h"
-#include "runtime/process_watch.h"
+#include "compiler/codegen/c_names.h"
+#include "compiler/check/histogram_sums.h"
+#include "runtime/load/loader.h"
+#include "runtime/kernel/probe_support.h"
+#include "runtime/kernel/process_watch.h"
 #include "runtime/serve/serve.h"
-#include "runtime/tracefs_catalog.h"
+#include "runtime/kernel/tracefs_catalog.h"
 
 namespace bpfql {
 

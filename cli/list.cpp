@@ -7,8 +7,8 @@
 
 #include "cli/commands.h"
 #include "cli/query_paths.h"
-#include "compiler/query.h"
-#include "runtime/tracefs_catalog.h"
+#include "compiler/syntax/query.h"
+#include "runtime/kernel/tracefs_catalog.h"
 
 namespace bpfql {
 namespace {

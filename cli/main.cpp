@@ -9,7 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
-#include "compiler/query.h"
+#include "compiler/syntax/query.h"
 
 namespace {
 

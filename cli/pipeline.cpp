@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "cli/query_paths.h"
-#include "compiler/codegen.h"
-#include "compiler/query.h"
+#include "compiler/codegen/codegen.h"
+#include "compiler/syntax/query.h"
 
 namespace bpfql {
 namespace {

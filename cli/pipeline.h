@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/check.h"
+#include "compiler/check/check.h"
 #include "compiler/plan.h"
 
 namespace bpfql {

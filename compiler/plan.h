@@ -165,7 +165,7 @@ inline bool is_runtime_constant_marker(uint64_t v) {
 }
 
 // A map of the program, as the kernel is asked to create it (the compiled image names the same
-// maps with the same attributes: tests/runtime/plain_compile_test.cpp checks it), so that the
+// maps with the same attributes: tests/runtime/compile/plain_compile_test.cpp checks it), so that the
 // runtime can create them while the program is being compiled or read (map_precreation.h).
 struct PlanMap {
   std::string name;
@@ -179,7 +179,7 @@ struct PlanMap {
 struct Plan {
   std::string c_source;  // BCC's dialect, for libbcc (what `bpfql compile` prints)
   // The same program in plain C (codegen_maps.h), which bpfql compiles in one clang pass without
-  // kernel headers (runtime/clang_compile.h); "" when the program needs libbcc (USDT, task
+  // kernel headers (runtime/compile/clang_compile.h); "" when the program needs libbcc (USDT, task
   // storage, kprobes and uprobes).
   std::string c_plain;
   std::vector<PlanQuery> queries;

@@ -17,7 +17,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/display.h"
+#include "runtime/collect/display.h"
 
 namespace bpfql {
 namespace {

@@ -13,19 +13,19 @@
 #include <iostream>
 #include <unordered_map>
 
-#include "runtime/attach.h"
-#include "runtime/collector.h"
-#include "runtime/detach.h"
-#include "runtime/display.h"
-#include "runtime/loader.h"
-#include "runtime/map_reader.h"
+#include "runtime/load/attach.h"
+#include "runtime/collect/collector.h"
+#include "runtime/load/detach.h"
+#include "runtime/collect/display.h"
+#include "runtime/load/loader.h"
+#include "runtime/collect/map_reader.h"
 #include "runtime/privileges.h"
-#include "runtime/process_watch.h"
+#include "runtime/kernel/process_watch.h"
 #include "runtime/schedule.h"
-#include "runtime/serve/export_rows.h"
+#include "runtime/collect/export_rows.h"
 #include "runtime/signals.h"
-#include "runtime/stacks.h"
-#include "runtime/stream.h"
+#include "runtime/collect/stacks.h"
+#include "runtime/collect/stream.h"
 
 namespace bpfql {
 namespace {

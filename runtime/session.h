@@ -5,7 +5,7 @@
 #include <string>
 
 #include "compiler/plan.h"
-#include "runtime/output.h"
+#include "runtime/collect/output.h"
 
 namespace bpfql {
 

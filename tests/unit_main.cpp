@@ -3,7 +3,7 @@
 
 #include <cstdlib>
 
-// The tests that load programs run the compile helpers this build made (runtime/compile_child.h
+// The tests that load programs run the compile helpers this build made (runtime/compile/compile_child.h
 // looks beside the running executable, which for this one is the tests/ directory).
 int main(int argc, char** argv) {
 #ifdef BPFQL_HELPER_DIR

@@ -1,8 +1,8 @@
-// bpfql-compile-plain: compiles a program's plain C in one clang pass (runtime/compile_plain.h).
+// bpfql-compile-plain: compiles a program's plain C in one clang pass (runtime/compile/compile_plain.h).
 // clang and LLVM are linked into it statically, so it starts in ~3 ms instead of the ~27 ms
 // libclang-cpp.so and libLLVM.so take to load.
-#include "runtime/compile_helper_main.h"
-#include "runtime/compile_plain.h"
+#include "runtime/compile/compile_helper_main.h"
+#include "runtime/compile/compile_plain.h"
 
 int main(int argc, char** argv) {
   return bpfql::compile_helper_main(argc, argv, [](const bpfql::CompileRequest& request) {

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/output.h"
+#include "runtime/collect/output.h"
 
 namespace bpfql {
 

@@ -11,7 +11,7 @@
 #include <memory>
 #include <ostream>
 
-#include "runtime/output.h"
+#include "runtime/collect/output.h"
 
 namespace bpfql {
 

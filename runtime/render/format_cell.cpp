@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "runtime/byte_text.h"
+#include "runtime/collect/byte_text.h"
 
 namespace bpfql {
 namespace {

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/result.h"
+#include "runtime/collect/result.h"
 
 namespace bpfql {
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <ostream>
 
-#include "runtime/output.h"
+#include "runtime/collect/output.h"
 #include "runtime/render/format_cell.h"
 
 namespace bpfql {

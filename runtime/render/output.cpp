@@ -1,5 +1,5 @@
 // make_output: the one place that maps an OutputFormat to its renderer.
-#include "runtime/output.h"
+#include "runtime/collect/output.h"
 
 #include <iostream>
 

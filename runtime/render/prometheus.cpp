@@ -1,8 +1,8 @@
 // Prometheus text exposition of interval results (see prometheus.h for the mapping).
 #include "runtime/render/prometheus.h"
 
-#include "compiler/histogram_sums.h"
-#include "runtime/byte_text.h"
+#include "compiler/check/histogram_sums.h"
+#include "runtime/collect/byte_text.h"
 
 #include <fmt/format.h>
 

@@ -20,7 +20,7 @@
 //                 bpfql buckets are integer ranges [low, high): le is high - 1, exact for integer
 //                 values (v < high ⇔ v ≤ high - 1). percentile() exports its log-linear buckets.
 //                 <name>_sum comes from the sum(E) serve adds next to each histogram
-//                 (compiler/histogram_sums.h): its column is hidden, only read here.
+//                 (compiler/check/histogram_sums.h): its column is hidden, only read here.
 //   self          bpfql_up, bpfql_lost_events_total{query}, bpfql_dropped_keys_total{query},
 //                 bpfql_probe_attached{query,probe}, bpfql_last_refresh_timestamp_seconds{query}
 #pragma once
@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "compiler/plan.h"
-#include "runtime/result.h"
+#include "runtime/collect/result.h"
 
 namespace bpfql {
 
@@ -70,7 +70,7 @@ class PrometheusRenderer {
     std::string label;      // key columns: the label name
     std::string name;       // aggregate columns: the metric (family) name
     std::string help;
-    bool hidden = false;  // a histogram's sum (compiler/histogram_sums.h): only its `_sum`
+    bool hidden = false;  // a histogram's sum (compiler/check/histogram_sums.h): only its `_sum`
     int sum = -1;         // histogram columns: the index of their sum column, if there is one
   };
   struct QueryNames {

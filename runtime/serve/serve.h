@@ -12,7 +12,7 @@
 #include <memory>
 
 #include "compiler/plan.h"
-#include "runtime/output.h"
+#include "runtime/collect/output.h"
 #include "runtime/render/prometheus.h"
 #include "runtime/serve/http_exporter.h"
 #include "runtime/session.h"

@@ -334,7 +334,7 @@ TEST_CASE("--help explains the commands and shows examples") {
 }
 
 TEST_CASE("bpfql itself loads no compiler: clang, LLVM and libbcc's compiler are in its helpers") {
-  // ~27 ms of every start and ~55 MB of memory (runtime/compile_child.h).
+  // ~27 ms of every start and ~55 MB of memory (runtime/compile/compile_child.h).
   Completed ldd = run_to_completion({"/usr/bin/ldd", BPFQL_BINARY}, std::chrono::seconds(20));
   INFO("ldd:\n" << ldd.out << ldd.err);
   REQUIRE(ldd.status.exited_with(0));

@@ -4,7 +4,7 @@
 // file (multiline_positions_test.cpp).
 #include <doctest/doctest.h>
 
-#include "compiler/c_prelude.h"
+#include "compiler/codegen/c_prelude.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -13,7 +13,7 @@
 #include <string>
 
 #include "compiler/buckets.h"
-#include "compiler/codegen.h"
+#include "compiler/codegen/codegen.h"
 #include "support/check_helpers.h"
 #include "support/generated_c_check.h"
 

@@ -15,9 +15,9 @@
 #include <string>
 #include <string_view>
 
-#include "compiler/check.h"
-#include "compiler/codegen.h"
-#include "compiler/query.h"
+#include "compiler/check/check.h"
+#include "compiler/codegen/codegen.h"
+#include "compiler/syntax/query.h"
 #include "tests/support/fixture_catalog.h"
 #include "tests/support/generated_c_check.h"
 

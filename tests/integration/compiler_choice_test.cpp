@@ -1,5 +1,5 @@
 // The two compilers a program can go to give the same results: bpfql's one-pass compile of the
-// plain C (runtime/clang_compile.h; every tracepoint and perf-event program by default) and
+// plain C (runtime/compile/clang_compile.h; every tracepoint and perf-event program by default) and
 // libbcc's compile of the BCC C (BPFQL_COMPILER=libbcc, and always for USDT, uprobes and
 // kprobes). One file of queries covering maps of every kind (hash, per-CPU array, on-demand
 // histogram hash, span hash, task storage, perf buffer, a map small enough to drop keys),

@@ -19,14 +19,14 @@
 #include <sstream>
 #include <thread>
 
-#include "runtime/attach.h"
-#include "runtime/collector.h"
-#include "runtime/detach.h"
-#include "runtime/loader.h"
-#include "runtime/map_precreation.h"
-#include "runtime/map_reader.h"
+#include "runtime/load/attach.h"
+#include "runtime/collect/collector.h"
+#include "runtime/load/detach.h"
+#include "runtime/load/loader.h"
+#include "runtime/load/map_precreation.h"
+#include "runtime/collect/map_reader.h"
 #include "runtime/session.h"
-#include "runtime/stream.h"
+#include "runtime/collect/stream.h"
 
 using namespace bpfql;
 

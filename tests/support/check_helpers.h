@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "compiler/check.h"
+#include "compiler/check/check.h"
 #include "support/fixture_catalog.h"
 
 namespace bpfql::testing {

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/check.h"
+#include "compiler/check/check.h"
 
 namespace bpfql::testing::build {
 

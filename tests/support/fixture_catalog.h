@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/catalog.h"
-#include "runtime/tracepoint_directory.h"
+#include "compiler/check/catalog.h"
+#include "runtime/kernel/tracepoint_directory.h"
 
 #ifndef BPFQL_FIXTURE_DIR
 #error "BPFQL_FIXTURE_DIR must name tests/fixtures (tests/CMakeLists.txt defines it)"

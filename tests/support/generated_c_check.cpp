@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/c_prelude.h"
+#include "compiler/codegen/c_prelude.h"
 
 namespace bpfql::testing {
 namespace {
@@ -61,11 +61,11 @@ constexpr std::array<std::string_view, 46> kAllowedCalls = {
     "bpf_task_storage_get",  // a span's begin time in the thread's own storage slot
     "BPFQL_CONST",     // a run-time constant: kRuntimeConstantDefine below
     "BPFQL_BARRIER",   // an empty asm between memsets: kBarrierDefine below
-    "BPFQL_MAP",       // plain C: a map definition (compiler/c_prelude.h)
+    "BPFQL_MAP",       // plain C: a map definition (compiler/codegen/c_prelude.h)
     "BPFQL_FUNCTION",  // plain C: a function in a section of its own
 };
 // The one macro generated C may define: an ld_imm64 of a marker the loader replaces with a
-// value given at run time (compiler/codegen_helpers.cpp). Its asm is allowed only here.
+// value given at run time (compiler/codegen/helpers.cpp). Its asm is allowed only here.
 constexpr std::string_view kRuntimeConstantDefine =
     R"(#define BPFQL_CONST(marker) ({ u64 __c; asm("%0 = " #marker " ll" : "=r"(__c)); __c; }))";
 // The other: an asm with no instruction, which keeps LLVM from merging memsets into a call.

@@ -1,0 +1,281 @@
+#include "compiler/check/check.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "compiler/syntax/ast_walk.h"
+#include "compiler/check/expr.h"
+#include "compiler/check/probe.h"
+#include "compiler/check/select.h"
+#include "compiler/check/span.h"
+#include "compiler/syntax/lexer.h"
+#include "compiler/syntax/parser.h"
+
+namespace bpfql {
+namespace {
+
+// The nearest column by spelling, else all of them (a query has few): order_by names a column
+// by its alias or its text as written, which users misremember ("count" for "count()").
+std::string column_suggestion(const std::string& wanted, const std::vector<std::string>& columns) {
+  if (std::string near = did_you_mean(wanted, columns); !near.empty()) return near;
+  for (const std::string& c : columns)
+    if (c == wanted + "()") return fmt::format("; did you mean '{}'?", c);
+  std::vector<std::string> quoted;
+  for (const std::string& c : columns) quoted.push_back("'" + c + "'");
+  return fmt::format("; the columns are {}", fmt::join(quoted, ", "));
+}
+
+// Splits a checked condition at top-level `&&` so code generation can order the conjuncts
+// (cheap integer tests before string reads).
+void split_conjuncts(ExprPtr expr, std::vector<ExprPtr>& out) {
+  if (auto* b = expr->as<Binary>(); b && b->op == BinaryOp::And) {
+    split_conjuncts(std::move(b->lhs), out);
+    split_conjuncts(std::move(b->rhs), out);
+    return;
+  }
+  out.push_back(std::move(expr));
+}
+
+// BPFQL splits a where clause `LHS OP WORD` at white space, so an unquoted WORD is everything
+// after the operator: `comm is php-fpm` compares comm with "php-fpm". Used when the clause does
+// not check as an ordinary expression; nullptr when the clause is not of that form.
+ExprPtr bpfql_word_clause(const Located& text, const ExprScope& scope) {
+  static const std::set<std::string> kEquality = {"==", "!=", "is", "not"};
+  std::vector<std::pair<std::string, size_t>> words;  // word, offset
+  for (size_t i = 0; i < text.text.size();) {
+    if (std::isspace(static_cast<unsigned char>(text.text[i]))) { ++i; continue; }
+    size_t start = i;
+    while (i < text.text.size() && !std::isspace(static_cast<unsigned char>(text.text[i]))) ++i;
+    words.emplace_back(text.text.substr(start, i - start), start);
+  }
+  bool is_not = words.size() == 4 && words[1].first == "is" && words[2].first == "not";
+  if (!(words.size() == 3 && kEquality.count(words[1].first)) && !is_not) return nullptr;
+  const auto& [word, word_offset] = words.back();
+  if (word[0] == '"' || word[0] == '\'' || word[0] == '$' || std::isdigit(static_cast<unsigned char>(word[0])))
+    return nullptr;  // quoted, a parameter, or a number: not a BPFQL word
+  SourceMap map(text.text, text.loc);
+  auto lhs = parse_expression(words[0].first, map.loc(words[0].second));
+  if (!lhs || !check_expr(**lhs, scope) || !(*lhs)->type.is_string()) return nullptr;
+  auto literal = std::make_unique<Expr>();
+  literal->node = StringLiteral{word};
+  literal->loc = map.loc(word_offset);
+  literal->text = word;
+  if (!check_expr(*literal, scope)) return nullptr;
+  auto clause = std::make_unique<Expr>();
+  bool negated = is_not || words[1].first == "!=" || words[1].first == "not";
+  clause->node = Binary{negated ? BinaryOp::Ne : BinaryOp::Eq, std::move(*lhs), std::move(literal)};
+  clause->loc = text.loc;
+  clause->text = text.text;
+  clause->type = Type::boolean();
+  return clause;
+}
+
+Result<void> check_conditions(const std::vector<Located>& texts, const ExprScope& scope,
+                              std::vector<ExprPtr>& out) {
+  for (const auto& text : texts) {
+    auto expr = parse_expression(text.text, text.loc);
+    if (!expr) {
+      if (ExprPtr word_clause = bpfql_word_clause(text, scope)) {
+        out.push_back(std::move(word_clause));
+        continue;
+      }
+      return std::unexpected(expr.error());
+    }
+    if (auto r = check_expr(**expr, scope); !r) {
+      if (ExprPtr word_clause = bpfql_word_clause(text, scope)) {
+        out.push_back(std::move(word_clause));
+        continue;
+      }
+      return r;
+    }
+    const Type& type = (*expr)->type;
+    if (!type.is_bool() && !type.is_integer())
+      return error_at((*expr)->loc, fmt::format("a where clause must be a condition, but '{}' is a {}",
+                                                (*expr)->text, type.describe()));
+    split_conjuncts(std::move(*expr), out);
+  }
+  return {};
+}
+
+// One side of a span key: each expression an integer, typed at that side's probes.
+Result<void> check_span_key(const std::vector<Located>& texts, const SourceLoc& default_loc,
+                            const ExprScope& scope, std::vector<ExprPtr>& out) {
+  std::vector<Located> exprs = texts;
+  if (exprs.empty()) exprs.push_back(Located{"tid", default_loc});
+  if (exprs.size() > 8)
+    return error_at(default_loc, fmt::format("a composite span key has at most 8 expressions, "
+                                             "not {}",
+                                             exprs.size()));
+  for (const Located& text : exprs) {
+    auto expr = parse_expression(text.text, text.loc);
+    if (!expr) return std::unexpected(expr.error());
+    if (auto r = check_expr(**expr, scope); !r) return r;
+    if (!(*expr)->type.is_integer())
+      return error_at((*expr)->loc, fmt::format("a span key must be an integer (such as tid or "
+                                                "args.fd), but '{}' is a {}",
+                                                (*expr)->text, (*expr)->type.describe()));
+    out.push_back(std::move(*expr));
+  }
+  return {};
+}
+
+Result<void> check_span(const SpanSpec& span, const KernelCatalog& catalog, ExprScope scope,
+                        CheckedQuery& out) {
+  auto begin = resolve_probes(span.begin, catalog, scope.params);
+  if (!begin) return std::unexpected(begin.error());
+  auto end = resolve_probes(span.end, catalog, scope.params);
+  if (!end) return std::unexpected(end.error());
+  CheckedSpan checked;
+  checked.begin = std::move(*begin);
+  out.probes = std::move(*end);
+
+  ExprScope key_scope = scope;
+  key_scope.role = ExprRole::SpanKey;
+  key_scope.in_span_end = false;
+  key_scope.probes = &checked.begin;
+  SourceLoc key_loc = span.key_loc.value_or(span.loc);
+  if (auto r = check_span_key(span.begin_key, key_loc, key_scope, checked.begin_key); !r) return r;
+  key_scope.probes = &out.probes;
+  if (auto r = check_span_key(span.end_key, key_loc, key_scope, checked.end_key); !r) return r;
+
+  ExprScope begin_scope = scope;
+  begin_scope.probes = &checked.begin;
+  begin_scope.in_span_end = false;
+  if (auto r = check_conditions(span.begin_where, begin_scope, checked.begin_filters); !r) return r;
+  out.span = std::move(checked);
+  return {};
+}
+
+// Every `begin.EXPR` the end's expressions use, once each: what a begin stores.
+void collect_captures(CheckedQuery& q) {
+  std::vector<const Expr*> ends;
+  for (const auto& f : q.filters) ends.push_back(f.get());
+  for (const auto& k : q.keys) ends.push_back(k.expr.get());
+  for (const auto& a : q.aggregates)
+    if (a.arg) ends.push_back(a.arg.get());
+  for (const auto& st : q.stream) ends.push_back(st.expr.get());
+  for (const Expr* root : ends)
+    for_each_node(*root, [&](const Expr& e) {
+      const auto* c = e.as<Capture>();
+      if (!c || is_begin_time(*c->inner) || q.span->capture_slot(*c->inner) >= 0) return;
+      q.span->captures.push_back(clone_expr(*c->inner));
+    });
+}
+
+Result<void> check_settings(const QuerySpec& spec, const CheckOptions& options, CheckedQuery& out) {
+  out.interval_ns = options.interval_ns ? options.interval_ns : spec.interval_ns;
+  out.stop_after_ns = options.stop_after_ns ? options.stop_after_ns : spec.stop_after_ns;
+  out.cumulative = spec.cumulative;
+  out.limit = spec.limit;
+  out.max_entries = spec.max_entries;
+  out.strlen = spec.strlen;
+  out.pid = options.pid ? *options.pid : spec.pid.value_or(-1);
+  if (spec.order_by) {
+    const OrderBy& order = *spec.order_by;
+    if (out.streaming())
+      return error_at(order.loc, "order_by sorts aggregates; this query streams events as they come");
+    if (std::find(out.columns.begin(), out.columns.end(), order.column) == out.columns.end())
+      return error_at(order.loc, fmt::format("order_by names no column: '{}'", order.column) +
+                                     column_suggestion(order.column, out.columns));
+    out.order_by = order.column;
+    bool is_key = std::any_of(out.keys.begin(), out.keys.end(),
+                              [&](const KeyItem& k) { return k.name == order.column; });
+    out.descending = order.descending.value_or(!is_key);
+  }
+  return {};
+}
+
+// Every expression of a checked query, for whole-query facts such as "uses ppid".
+std::vector<const Expr*> all_expressions(const CheckedQuery& q) {
+  std::vector<const Expr*> all;
+  for (const auto& f : q.filters) all.push_back(f.get());
+  for (const auto& k : q.keys) all.push_back(k.expr.get());
+  for (const auto& a : q.aggregates)
+    if (a.arg) all.push_back(a.arg.get());
+  for (const auto& s : q.stream) all.push_back(s.expr.get());
+  if (q.span) {
+    for (const auto& k : q.span->begin_key) all.push_back(k.get());
+    for (const auto& k : q.span->end_key) all.push_back(k.get());
+    for (const auto& f : q.span->begin_filters) all.push_back(f.get());
+    for (const auto& c : q.span->captures) all.push_back(c.get());
+  }
+  return all;
+}
+
+// ppid reads task_struct, whose layout only the running kernel's BTF knows.
+Result<void> find_task_offsets(const KernelCatalog& catalog, CheckedQuery& q) {
+  const Expr* ppid = nullptr;
+  for (const Expr* root : all_expressions(q))
+    for_each_node(*root, [&](const Expr& e) {
+      if (auto* b = e.as<BuiltinRef>(); b && b->which == Builtin::Ppid && !ppid) ppid = &e;
+    });
+  if (!ppid) return {};
+  auto parent = catalog.kernel_member_offset("task_struct", "real_parent");
+  auto tgid = catalog.kernel_member_offset("task_struct", "tgid");
+  if (!parent || !tgid)
+    return error_at(ppid->loc, "'ppid' needs the kernel's BTF (/sys/kernel/btf/vmlinux) to find "
+                               "task_struct.real_parent, and this kernel does not provide it");
+  q.task_offsets = TaskOffsets{*parent, *tgid};
+  return {};
+}
+
+Result<CheckedQuery> check_query(const QuerySpec& spec, const KernelCatalog& catalog,
+                                 const CheckOptions& options) {
+  CheckedQuery out;
+  out.name = spec.name;
+  out.description = spec.description;
+  out.loc = spec.loc;
+
+  ExprScope scope;
+  scope.params = &spec.param_values;
+  scope.strlen = spec.strlen;
+  ExprScope begin_scope = scope;  // where `begin.EXPR` is typed
+  if (spec.span) {
+    if (auto r = check_span(*spec.span, catalog, scope, out); !r) return std::unexpected(r.error());
+    scope.in_span_end = true;
+    begin_scope.probes = &out.span->begin;
+    scope.begin_scope = &begin_scope;
+  } else {
+    if (spec.probes.empty()) return error_at(spec.loc, "the query has no probe");
+    auto probes = resolve_probes(spec.probes, catalog, &spec.param_values);
+    if (!probes) return std::unexpected(probes.error());
+    out.probes = std::move(*probes);
+  }
+  scope.probes = &out.probes;
+
+  scope.role = ExprRole::Filter;
+  if (auto r = check_conditions(spec.where, scope, out.filters); !r) return std::unexpected(r.error());
+  if (spec.select.empty()) return error_at(spec.loc, "the query selects nothing: add `select:`");
+  if (auto r = check_select(spec, scope, out); !r) return std::unexpected(r.error());
+  if (auto r = check_settings(spec, options, out); !r) return std::unexpected(r.error());
+  if (out.span) {
+    collect_captures(out);
+    if (auto r = check_span_captures(out); !r) return std::unexpected(r.error());
+    warn_task_context(out);
+  }
+  if (auto r = find_task_offsets(catalog, out); !r) return std::unexpected(r.error());
+  return out;
+}
+
+}  // namespace
+
+Result<CheckedProgram> check_file(const QueryFile& file, const KernelCatalog& catalog,
+                                  const CheckOptions& options) {
+  CheckedProgram program;
+  std::set<std::string> names;
+  for (const auto& spec : file.queries) {
+    if (!names.insert(spec.name).second)
+      return error_at(spec.loc, fmt::format("two queries are named '{}'", spec.name));
+    auto query = check_query(spec, catalog, options);
+    if (!query) return std::unexpected(query.error());
+    program.queries.push_back(std::move(*query));
+  }
+  if (program.queries.empty()) return error_at(SourceLoc{file.path, 1, 1}, "the file has no queries");
+  return program;
+}
+
+}  // namespace bpfql

@@ -1,0 +1,133 @@
+// The checker: resolves probes and names against the KernelCatalog, type-checks every
+// expression, and sorts select items into keys, aggregates or streamed values. Its output is
+// everything code generation needs; code generation never sees YAML or the catalog.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/syntax/ast.h"
+#include "compiler/check/catalog.h"
+#include "compiler/plan.h"
+#include "compiler/syntax/query.h"
+
+namespace bpfql {
+
+// One attach point after resolution (a tracepoint wildcard becomes one ProbeRef per match).
+struct ProbeRef {
+  ProbeKind kind = ProbeKind::Tracepoint;
+  std::string spec;  // canonical: "tracepoint:syscalls:sys_enter_read", "uprobe:/bin/x:main"
+  SourceLoc loc;
+  std::optional<TracepointFormat> format;  // Tracepoint
+  std::string binary;                      // Uprobe/Uretprobe/Usdt: resolved path
+  std::string symbol;                      // Kprobe/Kretprobe/Uprobe/Uretprobe
+  std::string provider;                    // Usdt
+  std::string usdt_name;                   // Usdt
+  std::vector<int> usdt_arg_sizes;         // Usdt: negative = signed
+  uint32_t perf_type = 0;                  // Profile/Software/Hardware
+  uint32_t perf_config = 0;
+  uint64_t sample_period = 0;
+  uint64_t sample_freq = 0;
+
+  bool is_return() const { return kind == ProbeKind::Kretprobe || kind == ProbeKind::Uretprobe; }
+};
+
+// A `group_by` item (or a plain select item that names one).
+struct KeyItem {
+  std::string name;
+  ExprPtr expr;  // typed; display functions already stripped
+  Display display = Display::None;
+  SourceLoc loc;
+};
+
+struct AggregateItem {
+  std::string name;
+  AggKind kind = AggKind::Count;
+  ExprPtr arg;  // typed integer expression; null for count()
+  int64_t lhist_min = 0;
+  int64_t lhist_max = 0;
+  int64_t lhist_step = 1;
+  std::vector<double> percentiles;
+  SourceLoc loc;
+};
+
+// A plain select item of a streaming query (no aggregates): one value per event.
+struct StreamItem {
+  std::string name;
+  ExprPtr expr;
+  Display display = Display::None;
+  SourceLoc loc;
+};
+
+// A span: begin events store key → (begin time, captured values); end events look their key up.
+struct CheckedSpan {
+  std::vector<ProbeRef> begin;
+  std::vector<ExprPtr> begin_key;      // typed at the begin probes; default `tid`
+  std::vector<ExprPtr> end_key;        // typed at the end probes; as many, paired in order
+  std::vector<ExprPtr> begin_filters;  // ANDed, evaluated at begin
+  // The values `begin.EXPR` the end uses, distinct by their text (typed at the begin probes).
+  // `begin.ts` is the stored begin time itself and takes no slot.
+  std::vector<ExprPtr> captures;
+
+  // The slot of a capture's inner expression; -1 for begin.ts.
+  int capture_slot(const Expr& inner) const;
+  bool composite() const { return begin_key.size() > 1; }
+};
+
+// `begin.ts`: the begin time, which every span stores anyway.
+bool is_begin_time(const Expr& inner);
+
+// Where task_struct keeps what `ppid` reads, from the running kernel's BTF.
+struct TaskOffsets {
+  int real_parent = 0;  // task_struct.real_parent (a pointer)
+  int tgid = 0;         // task_struct.tgid
+};
+
+struct CheckedQuery {
+  std::string name;
+  std::string description;
+  SourceLoc loc;
+  std::vector<ProbeRef> probes;       // for a span: the end probes
+  std::optional<CheckedSpan> span;
+  std::vector<ExprPtr> filters;       // ANDed conjuncts (top-level && split apart), typed
+  std::vector<KeyItem> keys;          // group_by order
+  std::vector<AggregateItem> aggregates;  // select order
+  std::vector<StreamItem> stream;     // non-empty exactly when the query streams
+  std::vector<std::string> columns;   // output order: select order, unselected keys first
+  std::optional<uint64_t> interval_ns;
+  std::optional<uint64_t> stop_after_ns;
+  bool cumulative = false;
+  std::string order_by;               // "" = first aggregate
+  bool descending = true;
+  uint64_t limit = 0;
+  uint32_t max_entries = 10240;
+  uint32_t strlen = 64;
+  int pid = -1;                       // --pid or `pid:`; -1 = any
+  std::optional<TaskOffsets> task_offsets;  // set when an expression uses ppid
+  // What the checker decided that is no error but may surprise: the fields `select: "*"` left
+  // out, and why. `bpfql check -v` prints them.
+  std::vector<Diagnostic> notes;
+  // What is valid but probably not what the user means (a span keyed by pid across tracepoints
+  // that run in different tasks): printed on every run and check.
+  std::vector<Diagnostic> warnings;
+
+  bool streaming() const { return !stream.empty(); }
+};
+
+struct CheckedProgram {
+  std::vector<CheckedQuery> queries;
+};
+
+struct CheckOptions {
+  std::optional<int> pid;                 // --pid
+  std::optional<uint64_t> interval_ns;    // --interval (overrides every query's)
+  std::optional<uint64_t> stop_after_ns;  // --stop-after
+};
+
+// Parses and checks every query of a loaded file whose params are bound (bind_params).
+Result<CheckedProgram> check_file(const QueryFile& file, const KernelCatalog& catalog,
+                                  const CheckOptions& options);
+
+}  // namespace bpfql

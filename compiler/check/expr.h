@@ -1,0 +1,44 @@
+// Typing one expression against the probes it runs on: resolves names (builtins, tracepoint
+// fields, BPFQL string words), substitutes $params with typed literals, and types every node.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/syntax/ast.h"
+#include "compiler/check/check.h"
+#include "compiler/syntax/query.h"
+
+namespace bpfql {
+
+// The longest byte array (u8 name[N]) expressions may use: a key or event holds it whole, and
+// longer ones are buffers (packet data, keys) rather than the identifiers and addresses that
+// are worth grouping by.
+inline constexpr int kMaxByteArray = 64;
+
+// Where an expression stands decides what it may contain.
+enum class ExprRole { Filter, Key, Value, AggregateArg, SpanKey };
+
+struct ExprScope {
+  const std::vector<ProbeRef>* probes = nullptr;  // every probe the expression runs on
+  const std::map<std::string, ParamValue>* params = nullptr;
+  bool in_span_end = false;  // `duration` exists
+  // At a span's end: the scope of its begin probes, where `begin.EXPR` is checked. Null
+  // elsewhere (no captures).
+  const ExprScope* begin_scope = nullptr;
+  uint32_t strlen = 64;
+  ExprRole role = ExprRole::Filter;
+};
+
+// Types `expr` in place (rewriting Identifier/ParamRef/retval nodes). Aggregate and display
+// function calls are errors here: the select checker strips them before calling this.
+Result<void> check_expr(Expr& expr, const ExprScope& scope);
+
+// The names every expression may use on these probes (for did-you-mean).
+std::vector<std::string> names_in_scope(const ExprScope& scope);
+
+bool is_aggregate_function(const std::string& name);
+bool is_display_function(const std::string& name);
+
+}  // namespace bpfql

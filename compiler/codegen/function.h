@@ -1,0 +1,139 @@
+// Writes one BPF C function: a query's program for one probe (or a span's begin). Statements come
+// in cost order — cheap integer filters, then string reads and the filters that need them, then
+// the key or event, then the map updates — and every helper result and string is computed once.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/internal.h"
+
+namespace bpfql::codegen {
+
+struct ProbeEnv {
+  const ProbeRef* probe = nullptr;
+  int index = 0;  // the value of the `probe` builtin
+  Role role = Role::Main;
+  std::string function;  // "q0_p0"
+  std::string ctx;       // "args" (tracepoints) or "ctx"
+  const TracepointStruct* tracepoint = nullptr;
+  // A span's end probe that is also one of its begin probes (the index among them), else -1:
+  // the function ends a span, then begins one.
+  int begin_index = -1;
+  bool inline_part = false;  // written as a static inline part of another function
+};
+
+// A C integer or boolean expression and the C type of its text.
+struct CValue {
+  std::string text;
+  Type type;                   // the type the text has in C (a bool is 0 or 1)
+  bool small_literal = false;  // a constant in 0..INT_MAX: converts implicitly to any type
+};
+
+// A string in memory the function can index with constants.
+struct CString {
+  std::string lvalue;
+  uint32_t size = 0;
+  bool aligned = true;  // starts at a multiple of 8: can be compared a word at a time
+};
+
+class FunctionGen {
+ public:
+  FunctionGen(const CheckedQuery& query, const QueryLayout& layout, ProgramState& program,
+              ProbeEnv env);
+
+  // The whole function, starting with a comment naming the query and its line.
+  Result<std::string> generate();
+  // After generate(): whether the function can run as a raw tracepoint (which the kernel calls
+  // without building the record): it reads no field of the record and takes no kernel stack.
+  bool raw_tracepoint_ok() const { return !reads_record_ && !kernel_stack_; }
+  // After generate(): two functions of a query with equal keys are the same program, so one is
+  // loaded and attached to both probes (a wildcard over 360 syscalls: one compile and one
+  // verifier run, not 360). The key holds all the program depends on: its role, probe kind and
+  // program type, its statements, and the layout of the record where it reads one (a
+  // tracepoint's struct, its name left out). The `probe` builtin makes keys differ.
+  std::string sharing_key() const;
+
+ private:
+  // Statements (codegen_function.cpp).
+  Result<void> emit_main();
+  Result<void> emit_span_begin();
+  Result<void> emit_span_lookup();
+  void emit_span_consume();
+  Result<void> emit_span_value();
+  void ensure_span_value_zeroed();
+  const CMember* capture_member(const Capture& c) const;
+  Result<CValue> capture(const Expr& e, const Capture& c);
+  std::string body_text(const std::string& signature_text) const;
+  Result<std::string> generate_with_begin();
+  Result<void> emit_pid_filter();
+  Result<void> emit_filters(const std::vector<ExprPtr>& filters);
+  Result<void> emit_key();
+  Result<void> emit_event();
+  Result<void> emit_member(const Expr& e, const std::string& lvalue, uint32_t size);
+  Result<void> emit_update();
+  Result<void> emit_aggregate(const AggregateItem& agg, size_t i);
+  Result<void> emit_histogram(const AggregateItem& agg, size_t i);
+  Result<std::string> span_key_value(const std::vector<ExprPtr>& key);
+  void ensure_scratch();
+  void ensure_key_zeroed();
+  void ensure_event_zeroed();
+  void zero_in_pieces(const std::string& lvalue, uint32_t bytes);
+  void ensure_zero_value();
+
+  // Integer and boolean expressions (codegen_expr.cpp).
+  Result<CValue> value(const Expr& e);
+  Result<CValue> typed_value(const Expr& e);  // cast to the checker's type where it differs
+  Result<std::string> condition(const Expr& e);
+  Result<CValue> builtin(const Expr& e, const BuiltinRef& b);
+  Result<CValue> field(const Expr& e, const FieldRef& f);
+  Result<CValue> unary(const Expr& e, const Unary& u);
+  Result<CValue> binary(const Expr& e, const Binary& b);
+  Result<CValue> compare(BinaryOp op, const Expr& lhs, const Expr& rhs);
+  Result<CValue> in_list(const Expr& e, const InList& in);
+  Result<CValue> call(const Expr& e, const Call& c);
+  Result<CValue> argument(const Expr& e, int index);
+  Result<CValue> emit_ppid(const Expr& e);
+  std::string cached(const std::string& name, const std::string& decl);
+  // A u64 the loader writes in at run time (plan.h: PlanConstant); `source` says what gave it.
+  CValue runtime_constant(uint64_t value, const std::string& source);
+  const TracepointField* format_field(const std::string& name) const;
+  std::string record_field(const std::string& name);  // "args->name"; notes the record is read
+  CValue record_value(const std::string& name, const Type& t, const std::string& load);
+
+  // Strings (codegen_strings.cpp).
+  Result<CString> string_value(const Expr& e, bool indexed);
+  Result<void> read_string(const Expr& e, const StringHome& home);
+  Result<void> read_field_string(const Expr& e, const FieldRef& f, const std::string& dest,
+                                 uint32_t size);
+  Result<std::string> string_equal(const Expr& lhs, const Expr& rhs);
+  Result<std::string> literal_difference(const Expr& s, const std::string& bytes, bool in_list);
+  Result<std::string> string_in_list(const Expr& value, const std::vector<ExprPtr>& items);
+  Result<std::string> string_startswith(const Expr& s, const std::string& prefix);
+  Result<std::string> string_contains(const Expr& s, const std::string& needle);
+  Result<void> store_literal(const std::string& lvalue, uint32_t size, const std::string& bytes);
+
+  // Byte arrays (codegen_bytes.cpp).
+  Result<std::string> byte_field(const Expr& e);
+  Result<void> copy_bytes(const Expr& e, const std::string& lvalue, uint32_t size);
+  Result<std::string> bytes_equal(const Expr& lhs, const Expr& rhs);
+
+  void line(const std::string& text);
+  bool once(const std::string& tag);
+  std::string fresh(const char* stem);
+  Diagnostic unsupported(const Expr& e, const std::string& what) const;
+
+  const CheckedQuery& query_;
+  const QueryLayout& layout_;
+  ProgramState& program_;
+  Dialect dialect() const { return program_.dialect; }
+  ProbeEnv env_;
+  std::vector<std::string> lines_;
+  std::set<std::string> done_;
+  int counter_ = 0;
+  bool reads_record_ = false;
+  bool kernel_stack_ = false;
+  std::string begin_part_key_;  // the sharing key of the begin part (generate_with_begin)
+};
+
+}  // namespace bpfql::codegen

@@ -1,0 +1,170 @@
+// Shared between the code generator's files: the program-wide state (prologue needs, tracepoint
+// structs), each query's layout (structs, maps, where every string lives), and the analysis of
+// which strings an expression reads. Not part of the codegen.h interface.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "compiler/check/check.h"
+#include "compiler/codegen/helpers.h"
+#include "compiler/codegen/layout.h"
+#include "compiler/codegen/maps.h"
+#include "compiler/codegen/tracepoint.h"
+#include "compiler/plan.h"
+
+namespace bpfql::codegen {
+
+// Largest struct kept on the BPF stack, and the stack all of a function's locals may take; the
+// rest goes to a per-CPU scratch array. The kernel allows 512 bytes, LLVM needs room to spill.
+inline constexpr uint32_t kMaxStackItem = 128;
+inline constexpr uint32_t kStackBudget = 256;
+// The kernel refuses hash keys larger than its stack.
+inline constexpr uint32_t kMaxMapKey = 512;
+// The largest memset (or struct copy) LLVM's BPF backend writes as stores: 128 of them, 8 bytes
+// each in our 8-byte aligned structs. A larger one becomes a call, which BPF does not have.
+inline constexpr uint32_t kMaxInlineMemset = 1024;
+static_assert(kMaxMapKey <= kMaxInlineMemset && kMaxStackItem <= kMaxInlineMemset,
+              "keys and the values on the stack are zeroed in one memset");
+// The value of a per-CPU map (the scratch array, grouped values) holds at most PCPU_MIN_UNIT_SIZE
+// bytes; a larger one fails map creation with E2BIG. A streamed event, built in the scratch,
+// stays well under the perf buffer's 64 KiB record limit.
+inline constexpr uint32_t kMaxPercpuValue = 32768;
+// Histograms with keys: entries per map at most (allocated on use, BPF_F_NO_PREALLOC).
+inline constexpr uint64_t kMaxHistEntries = 1000000;
+// Distinct stacks a query can hold between two prints (a print frees those it read); as
+// bpftrace's default.
+inline constexpr uint32_t kStackTraceEntries = 4096;
+static_assert((kStackTraceEntries & (kStackTraceEntries - 1)) == 0,
+              "a stack trace map's size is a power of two");
+// A streamed event carries its stacks' addresses itself (bpf_get_stack), up to the kernel's
+// PERF_MAX_STACK_DEPTH: no stack map, so nothing to free and nothing that fills up.
+inline constexpr uint32_t kStreamStackFrames = 127;
+
+struct ProgramState {
+  Dialect dialect = Dialect::Bcc;
+  std::set<CHelper> helpers;
+  bool needs_ptrace = false;                            // struct pt_regs: kprobes, uprobes, USDT
+  bool needs_perf_event = false;                        // profile, software, hardware
+  std::map<std::string, TracepointStruct> tracepoints;  // by "category:name"
+  std::vector<std::string> tracepoint_order;            // first use first
+  std::set<std::string> tracepoints_used;  // by a function the program keeps (not a shared one)
+  std::set<std::string> tracepoint_tags;
+  std::vector<PlanConstant> constants;  // run-time constants, by slot (plan.h)
+  std::vector<PlanMap> maps;            // every map declared, in order
+};
+
+// The two kinds of functions a query has: the main one per probe (filters, keys, aggregation or
+// streaming; a span's end), and a span's begin.
+enum class Role { Main = 0, SpanBegin = 1 };
+
+// A span keyed by the thread (the default `tid`) keeps its begin time in task-local storage: no
+// hash lookup, insert and delete per span (bpftrace and hand-written tools use a hash keyed by
+// tid), and the slot goes away when the thread exits. Other keys use a hash of max_entries.
+bool span_in_task_storage(const CheckedQuery& q);
+
+// Whether `probe` is one of the span's begin probes too: its function ends a span, then begins
+// one (two inline parts in one program, in that order).
+bool also_begins(const CheckedQuery& q, const ProbeRef& probe);
+
+// Whether an end expression reads the stored begin (`duration`, `begin.EXPR`): such filters run
+// after the lookup, the others before it.
+bool reads_span(const Expr& e);
+
+// Where one string value lives while a function runs.
+struct StringHome {
+  std::string lvalue;   // "key.comm", "s0", "sc->s0", "args->prev_comm"
+  uint32_t size = 0;    // bytes of the array
+  bool in_ctx = false;  // a char[] field compared in place in the tracepoint record
+  bool member = false;  // a member of the key or event struct (zeroed before it is written);
+                        // at a span's begin, of the span value
+  bool in_span = false;  // a captured string, in the stored span value: nothing to read
+};
+
+// A string an expression reads: canonical name (equal for the same bytes), and whether it is
+// indexed with a variable (contains(), string == string), which a record in place cannot be.
+struct StringUse {
+  std::string canon;
+  const Expr* expr = nullptr;
+  uint32_t size = 0;
+  bool indexed = false;
+};
+
+// "comm", "args.filename", "str(arg1,65)"; "" for a literal.
+std::string string_canon(const Expr& e);
+// Every non-literal string `e` reads, merged into `out` by canonical name.
+void collect_strings(const Expr& e, std::vector<StringUse>& out);
+
+// Everything decided about a query before its functions are written.
+struct QueryLayout {
+  int index = 0;
+  std::string prefix;  // "q0"
+
+  StructLayout key;                        // empty: no keys
+  std::vector<std::string> key_members;    // per KeyItem
+  StructLayout hkey;                       // { key; u64 slot; }: histograms with keys
+  StructLayout val;                        // empty: every aggregate is a histogram
+  std::vector<std::string> agg_members;    // per AggregateItem: value member ("" none)
+  std::vector<std::string> hist_maps;      // per AggregateItem: own map ("" none)
+  StructLayout event;                      // streaming
+  std::vector<std::string> event_members;  // per StreamItem
+  StructLayout scratch;                    // per-CPU scratch (empty: everything is on the stack)
+
+  // Storage, as C lvalues; the stack ones are declared by the function that uses them.
+  std::string key_outer;  // what is zeroed: "key", "hk", "sc->key", "sc->hk"
+  std::string key_var;    // the struct qN_key: "key", "hk.k", "sc->key", "sc->hk.k"
+  std::string event_var;  // "ev" / "sc->ev"
+  std::string zero_var;   // "zero" / "sc->zero": the initial value of a new key
+  bool key_on_stack = false;
+  bool event_on_stack = false;
+  bool zero_on_stack = false;
+  std::map<std::string, StringHome> strings[2];  // per Role: canon → home
+  std::set<std::string> stack_buffers[2];        // per Role: buffers declared on the stack
+
+  // Spans: the key (`u64`, or a struct of u64 for a composite key), and the value each begin
+  // stores: the begin time alone (`u64`), or a struct {ts, captures} when the end uses
+  // `begin.EXPR`.
+  StructLayout span_key;                       // empty: one u64
+  StructLayout span_val;                       // empty: the begin time alone
+  std::vector<std::string> capture_members;    // per CheckedSpan::captures
+  std::string span_var;   // at the begin, where the value is built: "sv" / "sc->sv"
+  bool span_val_on_stack = false;
+  std::string span_key_type() const { return span_key.empty() ? "u64" : span_key.type(); }
+  std::string span_val_type() const { return span_val.empty() ? "u64" : span_val.type(); }
+  // The stored begin time through the looked-up pointer `sp`.
+  std::string span_ts() const { return span_val.empty() ? "*sp" : "sp->ts"; }
+
+  bool uses_stacks = false;  // a kstack/ustack key (a stack map)
+  // Bytes of the event the function zeroes: all but its stacks' addresses, which come last and
+  // which bpf_get_stack writes whole (a too large memset is no BPF instruction).
+  uint32_t event_zeroed = 0;
+  std::string map(const char* what) const { return prefix + "_" + what; }
+};
+
+Result<QueryLayout> layout_query(const CheckedQuery& query, int index);
+
+// The span value's member holding capture `i` (CheckedSpan::captures).
+inline const CMember* capture_member_at(const QueryLayout& L, size_t i) {
+  if (i >= L.capture_members.size()) return nullptr;
+  for (const auto& m : L.span_val.members())
+    if (m.name == L.capture_members[i]) return &m;
+  return nullptr;
+}
+
+// The maps and shared declarations of a query (structs, maps, its drop counter).
+// Appends each map it declares to `maps`.
+std::string query_declarations(const CheckedQuery& query, const QueryLayout& layout,
+                               Dialect dialect, std::vector<PlanMap>& maps);
+
+// The Plan's description of a query (attaches are filled by the caller).
+PlanQuery plan_query(const CheckedQuery& query, const QueryLayout& layout);
+
+// What the runtime needs to print a value of this type.
+ValueKind value_kind(const Expr& e);
+// Bytes a key or event member of this type takes: integers 1/2/4/8, bool 1, strings str_size,
+// stacks 4 (a stack id), byte arrays their length.
+uint32_t member_size(const Type& t);
+
+}  // namespace bpfql::codegen
