@@ -175,6 +175,7 @@ ProgramCheck check_files(const PipelineInput& input, const KernelCatalog& catalo
                                                  query.name)});
         continue;
       }
+      for (const auto& warning : query.warnings) std::cerr << rendered(warning, texts, "warning");
       if (input.show_notes)
         for (const auto& note : query.notes) std::cerr << rendered(note, texts, "note");
       result.passed.queries.push_back(std::move(query));

@@ -167,8 +167,15 @@ struct PlanQuery {
   // Events perf_submit found no room for (the perf buffer was full): per-CPU array of 1 u64,
   // counted in the kernel because the kernel's own lost record waits for the next event.
   std::string lost_map;
+  // A span's hash of open begins (key -> begin time and captures); "" when the span lives in
+  // task storage or there is none. Counted at exit: the spans that never ended.
+  std::string open_span_map;
+  uint32_t span_key_size = 0;
+  uint32_t span_value_size = 0;
 
   std::string stack_map;  // BPF_STACK_TRACE map for KernelStack/UserStack fields ("" if none)
+  // Stack ids captured at a span's begin may still be open at a print: never freed then.
+  bool keep_stacks = false;
 
   // Printing.
   std::optional<uint64_t> interval_ns;

@@ -352,6 +352,12 @@ void Run::finish() {
     flush_output();
   }
   report_lost(true);
+  // Spans begun and never ended (memleak's outstanding allocations, a request still in flight).
+  for (const auto& q : plan_.queries)
+    if (!q.open_span_map.empty())
+      if (auto open = maps_.count_entries(q.open_span_map); open && *open > 0)
+        say(fmt::format("query {}: {} span{} still open at exit (begun, never ended)", q.name,
+                        *open, *open == 1 ? "" : "s"));
   // A streaming query has no interval print to carry its dropped count (span begins that did
   // not fit their map): say it here.
   for (const auto& q : plan_.queries)

@@ -13,6 +13,7 @@
 #include "compiler/check/expr.h"
 #include "compiler/check/probe.h"
 #include "compiler/check/select.h"
+#include "compiler/check/span.h"
 #include "compiler/syntax/lexer.h"
 #include "compiler/syntax/parser.h"
 
@@ -102,30 +103,46 @@ Result<void> check_conditions(const std::vector<Located>& texts, const ExprScope
   return {};
 }
 
+// One side of a span key: each expression an integer, typed at that side's probes.
+Result<void> check_span_key(const std::vector<Located>& texts, const SourceLoc& default_loc,
+                            const ExprScope& scope, std::vector<ExprPtr>& out) {
+  std::vector<Located> exprs = texts;
+  if (exprs.empty()) exprs.push_back(Located{"tid", default_loc});
+  if (exprs.size() > 8)
+    return error_at(default_loc, fmt::format("a composite span key has at most 8 expressions, "
+                                             "not {}",
+                                             exprs.size()));
+  for (const Located& text : exprs) {
+    auto expr = parse_expression(text.text, text.loc);
+    if (!expr) return std::unexpected(expr.error());
+    if (auto r = check_expr(**expr, scope); !r) return r;
+    if (!(*expr)->type.is_integer())
+      return error_at((*expr)->loc, fmt::format("a span key must be an integer (such as tid or "
+                                                "args.fd), but '{}' is a {}",
+                                                (*expr)->text, (*expr)->type.describe()));
+    out.push_back(std::move(*expr));
+  }
+  return {};
+}
+
 Result<void> check_span(const SpanSpec& span, const KernelCatalog& catalog, ExprScope scope,
                         CheckedQuery& out) {
-  auto begin = resolve_probes({span.begin}, catalog, scope.params);
+  auto begin = resolve_probes(span.begin, catalog, scope.params);
   if (!begin) return std::unexpected(begin.error());
-  auto end = resolve_probes({span.end}, catalog, scope.params);
+  auto end = resolve_probes(span.end, catalog, scope.params);
   if (!end) return std::unexpected(end.error());
   CheckedSpan checked;
   checked.begin = std::move(*begin);
   out.probes = std::move(*end);
 
-  Located key = span.key ? *span.key : Located{"tid", span.loc};
-  auto key_expr = parse_expression(key.text, key.loc);
-  if (!key_expr) return std::unexpected(key_expr.error());
-  std::vector<ProbeRef> both = checked.begin;
-  both.insert(both.end(), out.probes.begin(), out.probes.end());
   ExprScope key_scope = scope;
-  key_scope.probes = &both;
   key_scope.role = ExprRole::SpanKey;
-  if (auto r = check_expr(**key_expr, key_scope); !r) return r;
-  if (!(*key_expr)->type.is_integer())
-    return error_at((*key_expr)->loc, fmt::format("a span key must be an integer (such as tid or "
-                                                  "args.fd), but '{}' is a {}",
-                                                  (*key_expr)->text, (*key_expr)->type.describe()));
-  checked.key = std::move(*key_expr);
+  key_scope.in_span_end = false;
+  key_scope.probes = &checked.begin;
+  SourceLoc key_loc = span.key_loc.value_or(span.loc);
+  if (auto r = check_span_key(span.begin_key, key_loc, key_scope, checked.begin_key); !r) return r;
+  key_scope.probes = &out.probes;
+  if (auto r = check_span_key(span.end_key, key_loc, key_scope, checked.end_key); !r) return r;
 
   ExprScope begin_scope = scope;
   begin_scope.probes = &checked.begin;
@@ -133,6 +150,22 @@ Result<void> check_span(const SpanSpec& span, const KernelCatalog& catalog, Expr
   if (auto r = check_conditions(span.begin_where, begin_scope, checked.begin_filters); !r) return r;
   out.span = std::move(checked);
   return {};
+}
+
+// Every `begin.EXPR` the end's expressions use, once each: what a begin stores.
+void collect_captures(CheckedQuery& q) {
+  std::vector<const Expr*> ends;
+  for (const auto& f : q.filters) ends.push_back(f.get());
+  for (const auto& k : q.keys) ends.push_back(k.expr.get());
+  for (const auto& a : q.aggregates)
+    if (a.arg) ends.push_back(a.arg.get());
+  for (const auto& st : q.stream) ends.push_back(st.expr.get());
+  for (const Expr* root : ends)
+    for_each_node(*root, [&](const Expr& e) {
+      const auto* c = e.as<Capture>();
+      if (!c || is_begin_time(*c->inner) || q.span->capture_slot(*c->inner) >= 0) return;
+      q.span->captures.push_back(clone_expr(*c->inner));
+    });
 }
 
 Result<void> check_settings(const QuerySpec& spec, const CheckOptions& options, CheckedQuery& out) {
@@ -168,8 +201,10 @@ std::vector<const Expr*> all_expressions(const CheckedQuery& q) {
     if (a.arg) all.push_back(a.arg.get());
   for (const auto& s : q.stream) all.push_back(s.expr.get());
   if (q.span) {
-    all.push_back(q.span->key.get());
+    for (const auto& k : q.span->begin_key) all.push_back(k.get());
+    for (const auto& k : q.span->end_key) all.push_back(k.get());
     for (const auto& f : q.span->begin_filters) all.push_back(f.get());
+    for (const auto& c : q.span->captures) all.push_back(c.get());
   }
   return all;
 }
@@ -266,9 +301,12 @@ Result<CheckedQuery> check_query(const QuerySpec& spec, const QueryFile& file,
   scope.params = &spec.param_values;
   scope.macros = &file.macros;
   scope.strlen = spec.strlen;
+  ExprScope begin_scope = scope;  // where `begin.EXPR` is typed
   if (spec.span) {
     if (auto r = check_span(*spec.span, catalog, scope, out); !r) return std::unexpected(r.error());
     scope.in_span_end = true;
+    begin_scope.probes = &out.span->begin;
+    scope.begin_scope = &begin_scope;
   } else {
     if (spec.probes.empty()) return error_at(spec.loc, "the query has no probe");
     auto probes = resolve_probes(spec.probes, catalog, &spec.param_values);
@@ -282,6 +320,11 @@ Result<CheckedQuery> check_query(const QuerySpec& spec, const QueryFile& file,
   if (spec.select.empty()) return error_at(spec.loc, "the query selects nothing: add `select:`");
   if (auto r = check_select(spec, scope, out); !r) return std::unexpected(r.error());
   if (auto r = check_settings(spec, options, out); !r) return std::unexpected(r.error());
+  if (out.span) {
+    collect_captures(out);
+    if (auto r = check_span_captures(out); !r) return std::unexpected(r.error());
+    warn_task_context(out);
+  }
   if (auto r = find_task_offsets(catalog, out); !r) return std::unexpected(r.error());
   if (auto r = check_compared_bytes(out); !r) return std::unexpected(r.error());
   if (out.pid_tree) {

@@ -69,11 +69,23 @@ struct StreamItem {
   bool symbol_flags = false;
 };
 
+// A span: begin events store key → (begin time, captured values); end events look their key up.
 struct CheckedSpan {
   std::vector<ProbeRef> begin;
-  ExprPtr key;                        // typed; default `tid`
+  std::vector<ExprPtr> begin_key;      // typed at the begin probes; default `tid`
+  std::vector<ExprPtr> end_key;        // typed at the end probes; as many, paired in order
   std::vector<ExprPtr> begin_filters;  // ANDed, evaluated at begin
+  // The values `begin.EXPR` the end uses, distinct by their text (typed at the begin probes).
+  // `begin.ts` is the stored begin time itself and takes no slot.
+  std::vector<ExprPtr> captures;
+
+  // The slot of a capture's inner expression; -1 for begin.ts.
+  int capture_slot(const Expr& inner) const;
+  bool composite() const { return begin_key.size() > 1; }
 };
+
+// `begin.ts`: the begin time, which every span stores anyway.
+bool is_begin_time(const Expr& inner);
 
 // Where task_struct keeps what `ppid` reads, from the running kernel's BTF.
 struct TaskOffsets {
@@ -111,6 +123,9 @@ struct CheckedQuery {
   // What the checker decided that is no error but may surprise: the fields `select: "*"` left
   // out, and why. `bpfql check -v` prints them.
   std::vector<Diagnostic> notes;
+  // What is valid but probably not what the user means (a span keyed by pid across tracepoints
+  // that run in different tasks): printed on every run and check.
+  std::vector<Diagnostic> warnings;
 
   bool streaming() const { return !stream.empty(); }
 };

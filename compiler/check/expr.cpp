@@ -351,10 +351,16 @@ class ExprChecker {
     for (const auto& probe : probes_) {
       Type arg_type;
       switch (probe.kind) {
-        case ProbeKind::Kprobe:
-        case ProbeKind::Uprobe:
         case ProbeKind::Kretprobe:
         case ProbeKind::Uretprobe:
+          return error_at(e.loc, fmt::format(
+                                     "'{}' does not exist at the return probe '{}': the argument "
+                                     "registers are overwritten by the time the function returns; "
+                                     "use a span from the entry probe and read begin.{} at the "
+                                     "return",
+                                     e.text, probe.spec, e.text));
+        case ProbeKind::Kprobe:
+        case ProbeKind::Uprobe:
           if (index > 5)
             return error_at(e.loc, fmt::format("'{}': function probes offer arg0..arg5", e.text));
           arg_type = Type::integer(64, false);
@@ -382,6 +388,26 @@ class ExprChecker {
     }
     e.node = BuiltinRef{Builtin::Arg, index};
     e.type = *type;
+    return {};
+  }
+
+  // `begin.EXPR`: typed at the begin probes, stored at begin, read at the end.
+  Result<void> visit(Expr& e, Capture& c, int depth) {
+    if (!scope_.begin_scope)
+      return error_at(e.loc, fmt::format("'{}': 'begin.' names a value of a span's begin, usable "
+                                         "only at its end (in where, select and group_by of a "
+                                         "query with `span:`)",
+                                         e.text));
+    ExprScope at_begin = *scope_.begin_scope;
+    at_begin.role = scope_.role;
+    at_begin.strlen = scope_.strlen;
+    ExprChecker inner(at_begin);
+    if (auto r = inner.check(*c.inner, depth + 1); !r) return r;
+    if (c.inner->type.is_bytes())
+      return error_at(e.loc, fmt::format("'{}': a byte array cannot be captured at the begin; "
+                                         "select it at the end instead",
+                                         e.text));
+    e.type = c.inner->type;
     return {};
   }
 

@@ -24,6 +24,9 @@ struct ExprScope {
   const std::vector<ProbeRef>* probes = nullptr;  // every probe the expression runs on
   const std::map<std::string, ParamValue>* params = nullptr;
   bool in_span_end = false;  // `duration` exists
+  // At a span's end: the scope of its begin probes, where `begin.EXPR` is checked. Null
+  // elsewhere (no captures).
+  const ExprScope* begin_scope = nullptr;
   uint32_t strlen = 64;
   ExprRole role = ExprRole::Filter;
   const std::map<std::string, MacroDef, std::less<>>* macros = nullptr;  // the file's macros

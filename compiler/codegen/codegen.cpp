@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <vector>
@@ -80,6 +81,9 @@ Result<std::string> probe_function(const CheckedQuery& q, const QueryLayout& lay
   env.probe = &probe;
   env.index = index;
   env.role = role;
+  if (role == Role::Main && codegen::also_begins(q, probe))
+    for (size_t k = 0; k < q.span->begin.size(); ++k)
+      if (q.span->begin[k].spec == probe.spec) env.begin_index = static_cast<int>(k);
   env.function = fmt::format("{}_{}{}", layout.prefix, role == Role::Main ? 'p' : 'b', index);
   env.ctx = probe.kind == ProbeKind::Tracepoint ? "args" : "ctx";
   switch (probe.kind) {
@@ -136,9 +140,13 @@ Result<QueryText> query_program(const CheckedQuery& q, int index, ProgramState& 
     if (!text.empty()) written.emplace_back(plan.attaches.back().function, text);
   };
   if (q.span) {
-    if (q.span->begin.empty() || !q.span->key)
+    if (q.span->begin.empty() || q.span->begin_key.empty())
       return error_at(q.loc, fmt::format("span query '{}' has no begin probe or key", q.name));
     for (size_t k = 0; k < q.span->begin.size(); ++k) {
+      bool ends_too = std::any_of(q.probes.begin(), q.probes.end(), [&](const ProbeRef& p) {
+        return p.spec == q.span->begin[k].spec;
+      });
+      if (ends_too) continue;  // its end function begins the span too
       auto f = probe_function(q, *layout, state, q.span->begin[k], static_cast<int>(k),
                               Role::SpanBegin, plan, shared, static_cast<size_t>(index), bodies);
       if (!f) return std::unexpected(f.error());

@@ -8,6 +8,8 @@
 #include "compiler/buckets.h"
 #include "compiler/codegen/c_names.h"
 #include "compiler/codegen/process_tree.h"
+#include "compiler/check/span.h"
+#include "compiler/syntax/ast_walk.h"
 
 namespace bpfql::codegen {
 namespace {
@@ -52,8 +54,9 @@ bool attach_filters_pid(ProbeKind kind) {
 }
 
 std::string signature(const ProbeEnv& env, Dialect dialect) {
-  std::string name = dialect == Dialect::Bcc ? "int " + env.function
-                                             : "BPFQL_FUNCTION(" + env.function + ")";
+  std::string name = env.inline_part          ? "static __always_inline int " + env.function
+                     : dialect == Dialect::Bcc ? "int " + env.function
+                                               : "BPFQL_FUNCTION(" + env.function + ")";
   switch (env.probe->kind) {
     case ProbeKind::Tracepoint:
       return fmt::format("{}(struct {} *args)", name, env.tracepoint->tag);
@@ -76,7 +79,14 @@ void FunctionGen::line(const std::string& text) { lines_.push_back("  " + text);
 bool FunctionGen::once(const std::string& tag) { return done_.insert(tag).second; }
 std::string FunctionGen::fresh(const char* stem) { return fmt::format("{}{}", stem, counter_++); }
 
+std::string FunctionGen::body_text(const std::string& signature_text) const {
+  std::string out = signature_text + " {\n";
+  for (const auto& l : lines_) out += l + "\n";
+  return out + "  return 0;\n}\n";
+}
+
 Result<std::string> FunctionGen::generate() {
+  if (env_.begin_index >= 0) return generate_with_begin();
   auto r = env_.role == Role::Main ? emit_main() : emit_span_begin();
   if (!r) return std::unexpected(r.error());
   const SourceLoc& loc = query_.loc;
@@ -84,10 +94,39 @@ Result<std::string> FunctionGen::generate() {
                                 c_names::comment_text(query_.name), c_names::comment_text(loc.file),
                                 loc.line, env_.role == Role::SpanBegin ? ", span begin" : "",
                                 c_names::comment_text(env_.probe->spec));
+  return out + body_text(signature(env_, dialect()));
+}
+
+// A probe that both ends and begins a span: the end part runs first, so an event never ends
+// the span it begins itself, and a begin is stored only after the end has read the previous one.
+Result<std::string> FunctionGen::generate_with_begin() {
+  ProbeEnv end_env = env_;
+  end_env.begin_index = -1;
+  end_env.inline_part = true;
+  end_env.function = env_.function + "_end";
+  ProbeEnv begin_env = end_env;
+  begin_env.role = Role::SpanBegin;
+  begin_env.index = env_.begin_index;
+  begin_env.function = env_.function + "_begin";
+  FunctionGen end(query_, layout_, program_, end_env);
+  auto end_text = end.generate();
+  if (!end_text) return end_text;
+  FunctionGen begin(query_, layout_, program_, begin_env);
+  auto begin_text = begin.generate();
+  if (!begin_text) return begin_text;
+  reads_record_ = end.reads_record_ || begin.reads_record_;
+  kernel_stack_ = end.kernel_stack_ || begin.kernel_stack_;
+  lines_ = end.lines_;
+  begin_part_key_ = begin.sharing_key();
+  const SourceLoc& loc = query_.loc;
+  std::string out = *end_text + "\n" + *begin_text + "\n";
+  out += fmt::format("/* query '{}' ({}:{}): {}: ends a span, then begins one */\n",
+                     c_names::comment_text(query_.name), c_names::comment_text(loc.file), loc.line,
+                     c_names::comment_text(env_.probe->spec));
   out += signature(env_, dialect()) + " {\n";
-  for (const auto& l : lines_) out += l + "\n";
-  out += "  return 0;\n}\n";
-  return out;
+  out += fmt::format("  {}({});\n", end_env.function, env_.ctx);
+  out += fmt::format("  {}({});\n", begin_env.function, env_.ctx);
+  return out + "  return 0;\n}\n";
 }
 
 std::string FunctionGen::sharing_key() const {
@@ -113,76 +152,176 @@ std::string FunctionGen::sharing_key() const {
       body = untagged(std::move(body));
     }
   }
-  return key + body;
+  return key + body + begin_part_key_;
 }
 
 Result<void> FunctionGen::emit_main() {
-  if (query_.span)
-    if (auto r = emit_span_end_prologue(); !r) return r;
   if (auto r = emit_pid_filter(); !r) return r;
-  if (auto r = emit_filters(query_.filters); !r) return r;
-  if (query_.streaming()) return emit_event();
-  if (auto r = emit_key(); !r) return r;
-  return emit_update();
+  if (!query_.span) {
+    if (auto r = emit_filters(query_.filters); !r) return r;
+    if (query_.streaming()) return emit_event();
+    if (auto r = emit_key(); !r) return r;
+    return emit_update();
+  }
+  // A span's end: the filters that need no stored begin run before the lookup; none of them
+  // consumes the span (a rejected end event leaves it open). It is consumed last.
+  std::vector<ExprPtr> before, after;
+  for (const auto& f : query_.filters) (reads_span(*f) ? after : before).push_back(clone_expr(*f));
+  if (auto r = emit_filters(before); !r) return r;
+  if (auto r = emit_span_lookup(); !r) return r;
+  if (auto r = emit_filters(after); !r) return r;
+  if (query_.streaming()) {
+    if (auto r = emit_event(); !r) return r;
+  } else {
+    if (auto r = emit_key(); !r) return r;
+    if (auto r = emit_update(); !r) return r;
+    if (!layout_.val.empty()) line("done:");
+  }
+  emit_span_consume();
+  return {};
+}
+
+bool reads_span(const Expr& e) {
+  bool reads = false;
+  for_each_node(e, [&](const Expr& n) {
+    const auto* b = n.as<BuiltinRef>();
+    reads = reads || n.as<Capture>() || (b && b->which == Builtin::Duration);
+  });
+  return reads;
+}
+
+bool also_begins(const CheckedQuery& q, const ProbeRef& probe) {
+  return q.span && std::any_of(q.span->begin.begin(), q.span->begin.end(),
+                               [&](const ProbeRef& b) { return b.spec == probe.spec; });
 }
 
 Result<void> FunctionGen::emit_span_begin() {
   if (auto r = emit_pid_filter(); !r) return r;
   if (auto r = emit_filters(query_.span->begin_filters); !r) return r;
+  std::string ts = cached("ts", "u64 ts = bpf_ktime_get_ns();");
   if (span_in_task_storage(query_)) {
-    std::string ts = cached("ts", "u64 ts = bpf_ktime_get_ns();");
-    line(fmt::format("u64 *start = {};",
+    if (!layout_.span_val.empty())
+      if (auto r = emit_span_value(); !r) return r;
+    line(fmt::format("{} *sp = {};", layout_.span_val_type(),
                      task_storage_get(dialect(), layout_.map("start"),
                                       "BPF_LOCAL_STORAGE_GET_F_CREATE")));
-    line("if (!start) {  /* no memory for the thread's slot */");
+    line("if (!sp) {  /* no memory for the thread's slot */");
     line(fmt::format("  {}_drop();", layout_.prefix));
     line("  return 0;");
     line("}");
-    line(fmt::format("*start = {};", ts));
+    if (layout_.span_val.empty())
+      line(fmt::format("*sp = {};  /* a later begin replaces an earlier one */", ts));
+    else
+      line(fmt::format("__builtin_memcpy(sp, &{0}, sizeof({0}));  /* a later begin replaces an "
+                       "earlier one */",
+                       layout_.span_var));
     return {};
   }
-  auto key = span_key_value();
+  auto key = span_key_value(query_.span->begin_key);
   if (!key) return std::unexpected(key.error());
-  std::string ts = cached("ts", "u64 ts = bpf_ktime_get_ns();");
+  std::string value = "&" + ts;
+  if (!layout_.span_val.empty()) {
+    if (auto r = emit_span_value(); !r) return r;
+    value = "&" + layout_.span_var;
+  }
+  // BPF_ANY: a later begin with the same key replaces an earlier one (its end measures from it).
   line(fmt::format("if ({})  /* the map is full */",
-                   map_update(dialect(), layout_.map("start"), "&skey", "&" + ts)));
+                   map_update(dialect(), layout_.map("start"), "&" + *key, value)));
   line(fmt::format("  {}_drop();", layout_.prefix));
   return {};
 }
 
-bool span_in_task_storage(const CheckedQuery& q) {
-  if (!q.span || !q.span->key) return false;
-  const auto* ref = q.span->key->as<BuiltinRef>();
-  return ref && ref->which == Builtin::Tid;
+// The value a begin stores: its time and every capture the end uses.
+Result<void> FunctionGen::emit_span_value() {
+  if (layout_.span_val_on_stack && once("span value"))
+    line(fmt::format("{} sv;", layout_.span_val.type()));
+  else
+    ensure_scratch();
+  ensure_span_value_zeroed();
+  line(fmt::format("{}.ts = {};", layout_.span_var, cached("ts", "u64 ts = bpf_ktime_get_ns();")));
+  const auto& captures = query_.span->captures;
+  for (size_t i = 0; i < captures.size(); ++i) {
+    const CMember* m = capture_member_at(layout_, i);
+    if (auto r = emit_member(*captures[i], layout_.span_var + "." + m->name, m->size); !r) return r;
+  }
+  return {};
 }
 
-Result<std::string> FunctionGen::span_key_value() {
-  auto key = typed_value(*query_.span->key);
-  if (!key) return std::unexpected(key.error());
-  line(fmt::format("u64 skey = {};", key->text));
+// Strings are read into the value and copied whole into keys at the end: no stale bytes.
+void FunctionGen::ensure_span_value_zeroed() {
+  if (layout_.span_val_on_stack && once("span value"))
+    line(fmt::format("{} sv;", layout_.span_val.type()));
+  if (!layout_.span_val_on_stack) ensure_scratch();
+  if (!once("span value zeroed")) return;
+  zero_in_pieces(layout_.span_var, layout_.span_val.size());
+}
+
+const CMember* FunctionGen::capture_member(const Capture& c) const {
+  int slot = query_.span ? query_.span->capture_slot(*c.inner) : -1;
+  if (slot < 0) return nullptr;
+  return capture_member_at(layout_, static_cast<size_t>(slot));
+}
+
+Result<CValue> FunctionGen::capture(const Expr& e, const Capture& c) {
+  if (env_.role != Role::Main || !query_.span)
+    return std::unexpected(unsupported(e, "'begin.' exists only at the end of a span"));
+  if (is_begin_time(*c.inner)) return CValue{layout_.span_ts(), Type::integer(64, false)};
+  const CMember* m = capture_member(c);
+  if (!m) return std::unexpected(unsupported(e, fmt::format("'{}' was not captured", e.text)));
+  Type t = e.type.is_bool() ? Type::boolean() : e.type;
+  return CValue{"sp->" + m->name, t};
+}
+
+bool span_in_task_storage(const CheckedQuery& q) {
+  if (!q.span || q.span->composite()) return false;
+  auto is_tid = [](const ExprPtr& k) {
+    const auto* ref = k->as<BuiltinRef>();
+    return ref && ref->which == Builtin::Tid;
+  };
+  return is_tid(q.span->begin_key[0]) && is_tid(q.span->end_key[0]);
+}
+
+Result<std::string> FunctionGen::span_key_value(const std::vector<ExprPtr>& key) {
+  if (key.size() == 1) {
+    auto k = typed_value(*key[0]);
+    if (!k) return std::unexpected(k.error());
+    line(fmt::format("u64 skey = {};", k->text));
+    return std::string("skey");
+  }
+  line(fmt::format("{} skey = {{}};", layout_.span_key.type()));
+  for (size_t i = 0; i < key.size(); ++i) {
+    auto k = typed_value(*key[i]);
+    if (!k) return std::unexpected(k.error());
+    line(fmt::format("skey.k{} = {};", i, k->text));
+  }
   return std::string("skey");
 }
 
-// The end of a span: find when it began, and forget it (whatever the filters decide next).
-Result<void> FunctionGen::emit_span_end_prologue() {
+// The end of a span: find when it began (and what it captured). Consumed by emit_span_consume.
+Result<void> FunctionGen::emit_span_lookup() {
+  std::string type = layout_.span_val_type();
   if (span_in_task_storage(query_)) {
-    line(fmt::format("u64 *start = {};", task_storage_get(dialect(), layout_.map("start"), "0")));
-    line("if (!start || *start == 0)");
+    line(fmt::format("{} *sp = {};", type, task_storage_get(dialect(), layout_.map("start"), "0")));
+    line(fmt::format("if (!sp || {} == 0)", layout_.span_ts()));
     line("  return 0;");
-    std::string ts = cached("ts", "u64 ts = bpf_ktime_get_ns();");
-    line(fmt::format("u64 duration = {} - *start;", ts));
-    line("*start = 0;");
-    return {};
+  } else {
+    auto key = span_key_value(query_.span->end_key);
+    if (!key) return std::unexpected(key.error());
+    line(fmt::format("{} *sp = {};", type, map_lookup(dialect(), layout_.map("start"), "&" + *key)));
+    line("if (!sp)");
+    line("  return 0;");
   }
-  auto key = span_key_value();
-  if (!key) return std::unexpected(key.error());
-  line(fmt::format("u64 *start = {};", map_lookup(dialect(), layout_.map("start"), "&skey")));
-  line("if (!start)");
-  line("  return 0;");
   std::string ts = cached("ts", "u64 ts = bpf_ktime_get_ns();");
-  line(fmt::format("u64 duration = {} - *start;", ts));
-  line(map_delete(dialect(), layout_.map("start"), "&skey") + ";");
+  line(fmt::format("u64 duration = {} - {};", ts, layout_.span_ts()));
   return {};
+}
+
+// Ends the span: after everything that reads the stored value.
+void FunctionGen::emit_span_consume() {
+  if (span_in_task_storage(query_))
+    line(fmt::format("{} = 0;  /* the span is over */", layout_.span_ts()));
+  else
+    line(map_delete(dialect(), layout_.map("start"), "&skey") + ";  /* the span is over */");
 }
 
 // --pid: uprobes and USDT are attached to the process; everything else filters here.
@@ -302,13 +441,19 @@ Result<void> FunctionGen::emit_member(const Expr& e, const std::string& lvalue, 
     return {};
   }
   if (e.type.is_bytes()) return copy_bytes(e, lvalue, size);
+  if (e.type.kind == TypeKind::Stack && e.as<Capture>()) {  // the stack id the begin stored
+    auto v = value(e);
+    if (!v) return std::unexpected(v.error());
+    line(fmt::format("{} = {};", lvalue, v->text));
+    return {};
+  }
   if (e.type.kind == TypeKind::Stack) {
     auto* b = e.as<BuiltinRef>();
     if (!b || (b->which != Builtin::Kstack && b->which != Builtin::Ustack))
       return std::unexpected(unsupported(e, fmt::format("'{}' is not a stack", e.text)));
     const char* flags = b->which == Builtin::Ustack ? "BPF_F_USER_STACK" : "0";
     if (b->which == Builtin::Kstack) kernel_stack_ = true;
-    if (query_.streaming())  // the event's own array; the kernel zeroes what the stack leaves
+    if (query_.streaming() && env_.role == Role::Main)  // the event's own array
       line(fmt::format("bpf_get_stack({}, {}, sizeof({}), {});", env_.ctx, lvalue, lvalue, flags));
     else
       line(fmt::format("{} = {};", lvalue,
@@ -366,7 +511,7 @@ Result<void> FunctionGen::emit_update() {
       line(fmt::format("{} *v = {};", layout_.val.type(),
                        map_lookup(dialect(), layout_.map("vals"), "&" + idx)));
       line("if (!v)");
-      line("  return 0;");
+      line(query_.span ? "  goto done;" : "  return 0;");
     } else {
       ensure_zero_value();
       line(fmt::format("{} *v = {};", layout_.val.type(),
@@ -374,7 +519,7 @@ Result<void> FunctionGen::emit_update() {
                                           "&" + layout_.zero_var)));
       line("if (!v) {  /* the map is full */");
       line(fmt::format("  {}_drop();", layout_.prefix));
-      line("  return 0;");
+      line(query_.span ? "  goto done;  /* the span still ends */" : "  return 0;");
       line("}");
     }
     line("v->n++;  /* per-CPU: no atomics needed */");

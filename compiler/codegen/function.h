@@ -17,6 +17,10 @@ struct ProbeEnv {
   std::string function;  // "q0_p0"
   std::string ctx;       // "args" (tracepoints) or "ctx"
   const TracepointStruct* tracepoint = nullptr;
+  // A span's end probe that is also one of its begin probes (the index among them), else -1:
+  // the function ends a span, then begins one.
+  int begin_index = -1;
+  bool inline_part = false;  // written as a static inline part of another function
 };
 
 // A C integer or boolean expression and the C type of its text.
@@ -61,7 +65,14 @@ class FunctionGen {
   // Statements (codegen_function.cpp).
   Result<void> emit_main();
   Result<void> emit_span_begin();
-  Result<void> emit_span_end_prologue();
+  Result<void> emit_span_lookup();
+  void emit_span_consume();
+  Result<void> emit_span_value();
+  void ensure_span_value_zeroed();
+  const CMember* capture_member(const Capture& c) const;
+  Result<CValue> capture(const Expr& e, const Capture& c);
+  std::string body_text(const std::string& signature_text) const;
+  Result<std::string> generate_with_begin();
   Result<void> emit_pid_filter();
   Result<void> emit_filters(const std::vector<ExprPtr>& filters);
   Result<void> emit_key();
@@ -70,7 +81,7 @@ class FunctionGen {
   Result<void> emit_update();
   Result<void> emit_aggregate(const AggregateItem& agg, size_t i);
   Result<void> emit_histogram(const AggregateItem& agg, size_t i);
-  Result<std::string> span_key_value();
+  Result<std::string> span_key_value(const std::vector<ExprPtr>& key);
   void ensure_scratch();
   void ensure_key_zeroed();
   void ensure_event_zeroed();
@@ -143,6 +154,7 @@ class FunctionGen {
   bool kernel_stack_ = false;
   bool uses_attach_cookie_ = false;
   std::map<std::string, std::string> memory_locals_;  // read key → local holding the value
+  std::string begin_part_key_;  // the sharing key of the begin part (generate_with_begin)
 };
 
 }  // namespace bpfql::codegen

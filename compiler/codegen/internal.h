@@ -65,12 +65,22 @@ enum class Role { Main = 0, SpanBegin = 1 };
 // tid), and the slot goes away when the thread exits. Other keys use a hash of max_entries.
 bool span_in_task_storage(const CheckedQuery& q);
 
+// Whether `probe` is one of the span's begin probes too: its function ends a span, then begins
+// one (two inline parts in one program, in that order).
+bool also_begins(const CheckedQuery& q, const ProbeRef& probe);
+
+// Whether an end expression reads the stored begin (`duration`, `begin.EXPR`): such filters run
+// after the lookup, the others before it.
+bool reads_span(const Expr& e);
+
 // Where one string value lives while a function runs.
 struct StringHome {
   std::string lvalue;   // "key.comm", "s0", "sc->s0", "args->prev_comm"
   uint32_t size = 0;    // bytes of the array
   bool in_ctx = false;  // a char[] field compared in place in the tracepoint record
-  bool member = false;  // a member of the key or event struct (zeroed before it is written)
+  bool member = false;  // a member of the key or event struct (zeroed before it is written);
+                        // at a span's begin, of the span value
+  bool in_span = false;  // a captured string, in the stored span value: nothing to read
 };
 
 // A string an expression reads: canonical name (equal for the same bytes), and whether it is
@@ -113,6 +123,19 @@ struct QueryLayout {
   std::map<std::string, StringHome> strings[2];  // per Role: canon → home
   std::set<std::string> stack_buffers[2];        // per Role: buffers declared on the stack
 
+  // Spans: the key (`u64`, or a struct of u64 for a composite key), and the value each begin
+  // stores: the begin time alone (`u64`), or a struct {ts, captures} when the end uses
+  // `begin.EXPR`.
+  StructLayout span_key;                       // empty: one u64
+  StructLayout span_val;                       // empty: the begin time alone
+  std::vector<std::string> capture_members;    // per CheckedSpan::captures
+  std::string span_var;   // at the begin, where the value is built: "sv" / "sc->sv"
+  bool span_val_on_stack = false;
+  std::string span_key_type() const { return span_key.empty() ? "u64" : span_key.type(); }
+  std::string span_val_type() const { return span_val.empty() ? "u64" : span_val.type(); }
+  // The stored begin time through the looked-up pointer `sp`.
+  std::string span_ts() const { return span_val.empty() ? "*sp" : "sp->ts"; }
+
   bool uses_stacks = false;  // a kstack/ustack key (a stack map)
   // Bytes of the event the function zeroes: all but its stacks' addresses, which come last and
   // which bpf_get_stack writes whole (a too large memset is no BPF instruction).
@@ -121,6 +144,14 @@ struct QueryLayout {
 };
 
 Result<QueryLayout> layout_query(const CheckedQuery& query, int index);
+
+// The span value's member holding capture `i` (CheckedSpan::captures).
+inline const CMember* capture_member_at(const QueryLayout& L, size_t i) {
+  if (i >= L.capture_members.size()) return nullptr;
+  for (const auto& m : L.span_val.members())
+    if (m.name == L.capture_members[i]) return &m;
+  return nullptr;
+}
 
 // The maps and shared declarations of a query (structs, maps, its drop counter).
 // Appends each map it declares to `maps`.

@@ -94,12 +94,20 @@ struct Buffer {
 // Where the strings of one function live: members of the key/event (already in `homes`), the
 // tracepoint record itself, or buffers named `stem`N (returned, to be placed).
 std::vector<Buffer> plan_strings(const std::vector<const Expr*>& exprs,
-                                 std::map<std::string, StringHome>& homes, const char* stem) {
+                                 std::map<std::string, StringHome>& homes, const char* stem,
+                                 const std::map<std::string, StringHome>* span_homes = nullptr) {
   std::vector<StringUse> uses;
   for (const Expr* e : exprs) collect_strings(*e, uses);
   std::vector<Buffer> buffers;
   for (const auto& use : uses) {
     if (homes.count(use.canon)) continue;
+    if (span_homes && use.expr->as<Capture>()) {  // read where the begin stored it
+      auto it = span_homes->find(use.canon);
+      if (it != span_homes->end()) {
+        homes[use.canon] = it->second;
+        continue;
+      }
+    }
     const auto* field = use.expr->as<FieldRef>();
     if (field && use.expr->type.source == StringSource::CharArray && !use.indexed) {
       homes[use.canon] = StringHome{"args->" + field->name, use.size, true, false};
@@ -184,6 +192,29 @@ void layout_event(const CheckedQuery& q, QueryLayout& L) {
       L.event_zeroed = std::min(L.event_zeroed, member(L.event, L.event_members[i])->offset);
 }
 
+// A composite key is a struct of u64 (no padding to zero); the value holds the begin time and
+// the captures, widest first.
+void layout_span(const CheckedQuery& q, QueryLayout& L) {
+  if (!q.span) return;
+  if (q.span->composite()) {
+    L.span_key = StructLayout(L.map("skey"));
+    for (size_t i = 0; i < q.span->begin_key.size(); ++i)
+      L.span_key.append(fmt::format("k{}", i), "u64", 0, 8, 8, q.span->end_key[i]->text);
+  }
+  L.span_var = "sv";
+  if (q.span->captures.empty()) return;
+  L.span_val = StructLayout(L.map("span"));
+  L.span_val.append("ts", "u64", 0, 8, 8, "begin time (ns); 0 = none");
+  std::vector<const Expr*> exprs;
+  std::vector<std::string> columns;
+  for (const auto& c : q.span->captures) {
+    exprs.push_back(c.get());
+    columns.push_back("begin." + c->text);
+  }
+  L.capture_members = add_members(L.span_val, exprs, columns, "c", {"ts"}, StackMember::Id);
+  L.span_val.pad_to_multiple(8);
+}
+
 // Decides every string's home; returns the buffers of each role, still to be placed.
 std::array<std::vector<Buffer>, 2> layout_strings(const CheckedQuery& q, QueryLayout& L) {
   // A string that is a key or event member is read straight into it.
@@ -201,14 +232,31 @@ std::array<std::vector<Buffer>, 2> layout_strings(const CheckedQuery& q, QueryLa
   for (const auto& s : q.stream) exprs.push_back(s.expr.get());
   for (const auto& a : q.aggregates)
     if (a.arg) exprs.push_back(a.arg.get());
-  if (q.span) exprs.push_back(q.span->key.get());
   std::array<std::vector<Buffer>, 2> buffers;
-  buffers[0] = plan_strings(exprs, main, "s");
-  if (q.span) {
-    std::vector<const Expr*> begin = {q.span->key.get()};
-    for (const auto& f : q.span->begin_filters) begin.push_back(f.get());
-    buffers[1] = plan_strings(begin, L.strings[static_cast<int>(Role::SpanBegin)], "b");
+  if (!q.span) {
+    buffers[0] = plan_strings(exprs, main, "s");
+    return buffers;
   }
+  for (const auto& k : q.span->end_key) exprs.push_back(k.get());
+  // A captured string: at the begin it is read straight into the span value; at the end it is
+  // read from the stored value through `sp`.
+  auto& begin_homes = L.strings[static_cast<int>(Role::SpanBegin)];
+  std::map<std::string, StringHome> captured;
+  for (size_t i = 0; i < q.span->captures.size(); ++i) {
+    const Expr& c = *q.span->captures[i];
+    std::string canon = string_canon(c);
+    if (!c.type.is_string() || canon.empty()) continue;
+    const CMember* m = member(L.span_val, L.capture_members[i]);
+    if (!begin_homes.count(canon))
+      begin_homes[canon] = StringHome{L.span_var + "." + m->name, m->size, false, true, false};
+    captured["begin." + canon] = StringHome{"sp->" + m->name, m->size, false, false, true};
+  }
+  buffers[0] = plan_strings(exprs, main, "s", &captured);
+  std::vector<const Expr*> begin;
+  for (const auto& k : q.span->begin_key) begin.push_back(k.get());
+  for (const auto& f : q.span->begin_filters) begin.push_back(f.get());
+  for (const auto& c : q.span->captures) begin.push_back(c.get());
+  buffers[1] = plan_strings(begin, begin_homes, "b");
   return buffers;
 }
 
@@ -237,9 +285,18 @@ void place_storage(const CheckedQuery& q, QueryLayout& L,
       L.scratch.append("zero", L.val.type(), 0, L.val.size(), 8, "never written: stays zero");
     L.zero_var = L.zero_on_stack ? "zero" : "sc->zero";
   }
+  // A span's begin is a function of its own, except where a probe both ends and begins a span:
+  // both parts are inlined into one program, which has one stack.
+  Placement begin_stack;
+  bool one_function = q.span && std::any_of(q.probes.begin(), q.probes.end(),
+                                            [&](const ProbeRef& p) { return also_begins(q, p); });
+  Placement& begin_budget = one_function ? stack : begin_stack;
+  if (!L.span_val.empty()) {
+    L.span_val_on_stack = begin_budget.place(L.span_val.size());
+    if (!L.span_val_on_stack) L.scratch.append("sv", L.span_val.type(), 0, L.span_val.size(), 8);
+  }
   for (int role = 0; role < 2; ++role) {
-    Placement begin_stack;  // a span's begin is a function of its own
-    Placement& budget = role == 0 ? stack : begin_stack;
+    Placement& budget = role == 0 ? stack : begin_budget;
     for (const Buffer& b : buffers[role]) {
       StringHome& home = L.strings[role].at(b.canon);
       if (budget.place(b.size)) {
@@ -251,6 +308,11 @@ void place_storage(const CheckedQuery& q, QueryLayout& L,
     }
   }
   if (!L.scratch.empty()) L.scratch.pad_to_multiple(8);
+  if (!L.span_val.empty() && !L.span_val_on_stack) {
+    for (auto& [canon, home] : L.strings[static_cast<int>(Role::SpanBegin)])
+      if (home.member) home.lvalue = "sc->" + home.lvalue;
+    L.span_var = "sc->sv";
+  }
   for (auto& [canon, home] : L.strings[static_cast<int>(Role::Main)]) {
     if (!home.member) continue;
     home.size = member(q.streaming() ? L.event : L.key, home.lvalue)->size;
@@ -327,7 +389,10 @@ Result<QueryLayout> layout_query(const CheckedQuery& q, int index) {
   if (auto r = layout_key(q, L); !r) return std::unexpected(r.error());
   layout_values(q, L);
   layout_event(q, L);
+  layout_span(q, L);
   for (const auto& k : q.keys) L.uses_stacks |= k.expr->type.kind == TypeKind::Stack;
+  if (q.span)
+    for (const auto& c : q.span->captures) L.uses_stacks |= c->type.kind == TypeKind::Stack;
   place_storage(q, L, layout_strings(q, L));
   if (auto r = check_percpu_sizes(q, L); !r) return std::unexpected(r.error());
   return L;
@@ -350,7 +415,8 @@ std::string query_declarations(const CheckedQuery& q, const QueryLayout& L, Dial
       fmt::format("/* query '{}' ({}:{}){} */\n", c_names::comment_text(q.name),
                   c_names::comment_text(q.loc.file), q.loc.line,
                   q.description.empty() ? "" : ": " + c_names::comment_text(q.description));
-  for (const StructLayout* s : {&L.key, &L.hkey, &L.val, &L.event, &L.scratch})
+  for (const StructLayout* s : {&L.key, &L.hkey, &L.val, &L.event, &L.span_key, &L.span_val,
+                                &L.scratch})
     if (!s->empty()) out += s->declaration();
   auto declare = [&](MapDecl m, const char* comment = nullptr) {
     maps.push_back(plan_map(m));
@@ -382,12 +448,16 @@ std::string query_declarations(const CheckedQuery& q, const QueryLayout& L, Dial
                L.hkey.size(), 8});
     }
   }
+  uint32_t span_val_size = L.span_val.empty() ? 8 : L.span_val.size();
   if (q.span && span_in_task_storage(q))
-    declare({MapKind::TaskStorage, L.map("start"), "", "u64", 0, 4, 8},
-            "the thread's span begin time (ns); 0 = none");
+    declare({MapKind::TaskStorage, L.map("start"), "", L.span_val_type(), 0, 4, span_val_size},
+            L.span_val.empty() ? "the thread's span begin time (ns); 0 = none"
+                               : "the thread's open span; ts 0 = none");
   else if (q.span)
-    declare({MapKind::Hash, L.map("start"), "u64", "u64", max_entries, 8, 8},
-            "span key -> begin time (ns)");
+    declare({MapKind::Hash, L.map("start"), L.span_key_type(), L.span_val_type(), max_entries,
+             L.span_key.empty() ? 8 : L.span_key.size(), span_val_size},
+            L.span_val.empty() ? "span key -> begin time (ns)"
+                               : "span key -> begin time (ns) and captured values");
   if (q.streaming()) declare({MapKind::PerfOutput, L.map("events"), "", "", 0});
   if (L.uses_stacks) declare({MapKind::StackTrace, L.map("stacks"), "", "", kStackTraceEntries});
   if (!L.scratch.empty())
@@ -472,6 +542,13 @@ PlanQuery plan_query(const CheckedQuery& q, const QueryLayout& L) {
     }
   }
   if (L.uses_stacks) p.stack_map = L.map("stacks");
+  if (q.span && !span_in_task_storage(q)) {
+    p.open_span_map = L.map("start");
+    p.span_key_size = L.span_key.empty() ? 8 : L.span_key.size();
+    p.span_value_size = L.span_val.empty() ? 8 : L.span_val.size();
+  }
+  if (q.span)
+    for (const auto& c : q.span->captures) p.keep_stacks |= c->type.kind == TypeKind::Stack;
   p.interval_ns = q.interval_ns;
   p.stop_after_ns = q.stop_after_ns;
   p.cumulative = q.cumulative;

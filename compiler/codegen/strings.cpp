@@ -100,6 +100,7 @@ std::string string_canon(const Expr& e) {
   if (auto* c = e.as<Call>(); c && c->name == "join" && !c->args.empty())
     return fmt::format("join({})", c->args.size() == 2 ? e.text : c->args[0]->text);
   if (e.as<Member>() || e.as<Index>()) return "mem:" + e.text;
+  if (auto* c = e.as<Capture>()) return "begin." + string_canon(*c->inner);
   return "?" + e.text;
 }
 
@@ -155,7 +156,7 @@ Result<CString> FunctionGen::string_value(const Expr& e, bool indexed) {
           unsupported(e, fmt::format("string '{}' cannot be read in place", e.text)));
     reads_record_ = true;
   }
-  if (!home.in_ctx && once("read:" + canon)) {
+  if (!home.in_ctx && !home.in_span && once("read:" + canon)) {
     if (auto r = read_string(e, home); !r) return std::unexpected(r.error());
   }
   bool aligned = true;  // buffers and members are; a field of the record is where it is
@@ -164,7 +165,9 @@ Result<CString> FunctionGen::string_value(const Expr& e, bool indexed) {
 }
 
 Result<void> FunctionGen::read_string(const Expr& e, const StringHome& home) {
-  if (home.member) {
+  if (home.member && env_.role == Role::SpanBegin) {
+    ensure_span_value_zeroed();
+  } else if (home.member) {
     if (query_.streaming())
       ensure_event_zeroed();
     else
@@ -175,6 +178,12 @@ Result<void> FunctionGen::read_string(const Expr& e, const StringHome& home) {
     ensure_scratch();
   }
   const std::string& dest = home.lvalue;
+  if (auto* c = e.as<Capture>()) {  // stored at the begin: copied from the span value
+    const CMember* m = capture_member(*c);
+    if (!m) return std::unexpected(unsupported(e, fmt::format("'{}' was not captured", e.text)));
+    line(fmt::format("__builtin_memcpy({}, sp->{}, {});", dest, m->name, std::min(home.size, m->size)));
+    return {};
+  }
   if (auto* b = e.as<BuiltinRef>(); b && b->which == Builtin::Comm) {
     line(fmt::format("bpf_get_current_comm({0}, sizeof({0}));", dest));
     return {};

@@ -56,6 +56,8 @@ ExprPtr clone_expr(const Expr& e) {
           return Cast{n.type_name, clone_expr(*n.operand)};
         } else if constexpr (std::is_same_v<T, Conditional>) {
           return Conditional{clone_expr(*n.cond), clone_expr(*n.then), clone_expr(*n.otherwise)};
+        } else if constexpr (std::is_same_v<T, Capture>) {
+          return Capture{clone_expr(*n.inner)};
         } else {
           return n;  // leaves: plain values
         }

@@ -117,10 +117,16 @@ struct Conditional {
   ExprPtr then;
   ExprPtr otherwise;
 };
+// `begin.EXPR` at a span's end: EXPR evaluated at the begin probe, stored with the span's begin
+// time, read back at the end. The checker types `inner` against the begin probes and numbers
+// the distinct captures a query uses (CheckedSpan::captures, matched by the inner text).
+struct Capture {
+  ExprPtr inner;
+};
 
 struct Expr {
   std::variant<IntLiteral, StringLiteral, BoolLiteral, Identifier, BuiltinRef, FieldRef, ParamRef,
-               Unary, Binary, InList, Call, Member, Index, Cast, Conditional>
+               Unary, Binary, InList, Call, Member, Index, Cast, Conditional, Capture>
       node;
   SourceLoc loc;     // where the expression starts
   std::string text;  // the source text as written, trimmed (used as the output column name)

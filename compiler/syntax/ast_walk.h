@@ -30,6 +30,8 @@ inline void for_each_node(const Expr& e, const std::function<void(const Expr&)>&
   }
   if (auto* call = e.as<Call>())
     for (const auto& arg : call->args) for_each_node(*arg, visit);
+  // A capture's inner expression runs at the span's begin, not where the capture is used:
+  // walkers that care look inside it themselves.
   visit(e);
 }
 

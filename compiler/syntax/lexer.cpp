@@ -252,6 +252,12 @@ Token Lexer::lex_name() {
     while (pos_ < text_.size() && is_name_char(text_[pos_])) ++pos_;
     token.kind = TokenKind::Field;
     token.value = text_.substr(field_begin, pos_ - field_begin);
+  } else if (name == "begin" && pos_ < text_.size() && text_[pos_] == '.') {
+    ++pos_;
+    if (pos_ >= text_.size() || !(is_name_start(text_[pos_]) || text_[pos_] == '('))
+      return invalid(pos_, "expected an expression after 'begin.' (such as begin.comm)");
+    token.kind = TokenKind::Capture;
+    token.value = "begin";
   } else {
     token.kind = TokenKind::Name;
     token.value = name;

@@ -33,6 +33,7 @@ enum class TokenKind {
   Name,     // identifiers, including the words `is not lt gt lteq gteq and or in true false as`
   Param,    // `$name`: `value` is the name
   Field,    // `args.name`: `value` is the name
+  Capture,  // `begin.`: a span capture; the operand follows
   Punct,    // operators, parentheses and commas: `value` is the symbol
 };
 

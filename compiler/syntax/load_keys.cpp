@@ -115,15 +115,68 @@ Result<void> read_probe(const Entry& entry, const YamlSource& src, Draft& draft)
   return {};
 }
 
+// `begin`/`end`: a probe spec or a list of them (`a, b` splits as in `probe`).
+Result<std::vector<Located>> span_probes(const Entry& entry, const YamlSource& src) {
+  auto items = text_list(entry, src, "a probe spec or a list of probe specs", /*strings=*/false);
+  if (!items) return std::unexpected(items.error());
+  std::vector<Located> probes;
+  for (const Located& item : *items)
+    for (Located& spec : split_probe_specs(item)) {
+      if (spec.text.empty())
+        return error_at(spec.loc, fmt::format("empty probe spec in span '{}'", entry.key));
+      probes.push_back(std::move(spec));
+    }
+  if (probes.empty()) return error_at(entry.value_loc, fmt::format("span '{}' is empty", entry.key));
+  return probes;
+}
+
+// One side of a key: an expression or a list of them (a composite key).
+Result<std::vector<Located>> key_exprs(const Entry& entry, const YamlSource& src) {
+  auto items = text_list(entry, src, "an expression or a list of expressions");
+  if (!items) return std::unexpected(items.error());
+  if (items->empty()) return error_at(entry.value_loc, fmt::format("'{}' is empty", entry.key));
+  return items;
+}
+
+// `key: EXPR`, `key: [EXPR, ...]` or `key: {begin: EXPR|[...], end: EXPR|[...]}`.
+Result<void> read_key(const Entry& entry, const YamlSource& src, SpanSpec& span) {
+  span.key_loc = entry.value_loc;
+  if (!entry.value.IsMap()) {
+    auto both = key_exprs(entry, src);
+    if (!both) return std::unexpected(both.error());
+    span.begin_key = *both;
+    span.end_key = std::move(*both);
+    return {};
+  }
+  auto sides = entries_of(entry.value, src, "span key");
+  if (!sides) return std::unexpected(sides.error());
+  for (const Entry& side : *sides) {
+    if (side.key != "begin" && side.key != "end")
+      return std::unexpected(unknown_key(side, "span key", {"begin", "end"}));
+    auto exprs = key_exprs(side, src);
+    if (!exprs) return std::unexpected(exprs.error());
+    (side.key == "begin" ? span.begin_key : span.end_key) = std::move(*exprs);
+  }
+  if (span.begin_key.empty() || span.end_key.empty())
+    return error_at(entry.value_loc, fmt::format("a per-side span key names both sides: "
+                                                 "{{begin: EXPR, end: EXPR}} (no '{}')",
+                                                 span.begin_key.empty() ? "begin" : "end"));
+  if (span.begin_key.size() != span.end_key.size())
+    return error_at(entry.value_loc,
+                    fmt::format("the span key has {} expression{} at the begin and {} at the end; "
+                                "a composite key pairs them one to one",
+                                span.begin_key.size(), span.begin_key.size() == 1 ? "" : "s",
+                                span.end_key.size()));
+  return {};
+}
+
 Result<void> read_span_key(const Entry& entry, const YamlSource& src, SpanSpec& span) {
   if (entry.key == "begin" || entry.key == "end") {
-    auto probe = nonblank_scalar(entry, "a probe spec");
-    if (!probe) return std::unexpected(probe.error());
-    (entry.key == "begin" ? span.begin : span.end) = std::move(*probe);
+    auto probes = span_probes(entry, src);
+    if (!probes) return std::unexpected(probes.error());
+    (entry.key == "begin" ? span.begin : span.end) = std::move(*probes);
   } else if (entry.key == "key") {
-    auto key = nonblank_scalar(entry, "an expression");
-    if (!key) return std::unexpected(key.error());
-    span.key = src.expression_text(entry.value);
+    return read_key(entry, src, span);
   } else if (entry.key == "begin_where") {
     auto where = text_list(entry, src, "an expression or a list of expressions");
     if (!where) return std::unexpected(where.error());

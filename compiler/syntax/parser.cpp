@@ -447,6 +447,15 @@ class Parser {
         return make(FieldRef{std::move(token.value)}, token.begin, token.end, 1, token);
       case TokenKind::Name:
         return name(std::move(token));
+      case TokenKind::Capture: {
+        if (depth_ >= kMaxDepth) return fail(token, kTooDeep);
+        ++depth_;
+        Result<Parsed> inner = primary();
+        --depth_;
+        if (!inner) return inner;
+        return make(Capture{std::move(inner->expr)}, token.begin, inner->end,
+                    inner->height + 1, token);
+      }
       case TokenKind::Punct:
         if (token.value == "(") return parenthesised(token);
         break;

@@ -34,10 +34,14 @@ struct ParamDecl {
   SourceLoc loc;
 };
 
+// `span: {begin, end, key, begin_where}`. `key` is one expression, a list (a composite key), or
+// `{begin: ..., end: ...}` (each side its own expressions, as many on each side).
 struct SpanSpec {
-  Located begin;                  // probe spec
-  Located end;                    // probe spec
-  std::optional<Located> key;     // expression; default `tid`
+  std::vector<Located> begin;        // probe specs
+  std::vector<Located> end;          // probe specs
+  std::vector<Located> begin_key;    // expressions; empty: `tid`
+  std::vector<Located> end_key;      // expressions; empty: `tid`
+  std::optional<SourceLoc> key_loc;  // where `key` was written
   std::vector<Located> begin_where;  // expressions, ANDed
   SourceLoc loc;
 };

@@ -34,6 +34,7 @@ struct Expected {
 
 std::vector<Expected> expected_maps(const PlanQuery& q) {
   std::vector<Expected> out;
+  if (!q.open_span_map.empty()) out.push_back({q.open_span_map, q.span_key_size, q.span_value_size});
   if (q.streaming) {
     if (!q.dropped_map.empty()) out.push_back({q.dropped_map, 0, 8});
     if (!q.lost_map.empty()) out.push_back({q.lost_map, 0, 8});
@@ -49,6 +50,21 @@ std::vector<Expected> expected_maps(const PlanQuery& q) {
 }
 
 }  // namespace
+
+std::optional<uint64_t> MapReader::count_entries(const std::string& name) const {
+  const MapHandle* m = find(name);
+  if (!m || m->fd < 0) return std::nullopt;
+  std::vector<uint8_t> key(m->key_size), next(m->key_size);
+  uint64_t n = 0;
+  const void* at = nullptr;  // NULL: the first key
+  while (bpf_get_next_key(m->fd, const_cast<void*>(at), next.data()) == 0) {
+    ++n;
+    key.swap(next);
+    at = key.data();
+    if (n > m->max_entries) break;  // keys deleted meanwhile restart the walk: stay bounded
+  }
+  return n;
+}
 
 MapReader::~MapReader() {
   for (auto& [name, m] : maps_)

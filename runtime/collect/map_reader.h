@@ -45,6 +45,9 @@ class MapReader {
   // (never cleared); nullopt when the Plan has no such counter.
   std::optional<uint64_t> read_lost(const PlanQuery& query);
 
+  // How many keys a hash holds (a span's open begins); nullopt when the map is not open.
+  std::optional<uint64_t> count_entries(const std::string& name) const;
+
   // Reads (and unless `keep`, empties) one map. Exposed for benchmarks.
   PerCpuEntries read_map(const MapHandle& map, bool keep);
 

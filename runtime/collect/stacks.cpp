@@ -62,7 +62,7 @@ StackValue symbolize_frames(ValueKind kind, std::span<const uint64_t> addresses,
 }
 
 void StackSymbolizers::release(const PlanQuery& query, const QuerySnapshot& snapshot) {
-  if (query.stack_map.empty() || query.cumulative) return;
+  if (query.stack_map.empty() || query.cumulative || query.keep_stacks) return;
   for_query(query);  // opens the map if no row has been symbolized yet
   const StackMap& m = tables_.at(query.stack_map);
   if (m.fd < 0) return;

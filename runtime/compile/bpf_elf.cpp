@@ -77,16 +77,23 @@ class Elf {
 };
 
 // The BTF a task storage map is created with (the kernel creates local storage maps only with
-// BTF for their key and value): [1] int, the key; [2] an unsigned integer of the value's size.
+// BTF for their key and value): [1] int, the key; [2] the value: an unsigned integer of the
+// value's size when it is 1, 2, 4 or 8 bytes, else an array of that many bytes ([3] is u8).
 constexpr uint32_t kBtfKeyType = 1, kBtfValueType = 2;
 std::expected<std::string, std::string> local_storage_btf(uint32_t value_size) {
-  if (value_size != 1 && value_size != 2 && value_size != 4 && value_size != 8)
+  if (value_size == 0 || value_size > 65536)
     return std::unexpected(fmt::format("a task storage value of {} bytes", value_size));
   const char strings[] = "\0int\0value";  // offsets 1 and 5
   std::string types;
   auto put = [&](uint32_t v) { types.append(reinterpret_cast<const char*>(&v), 4); };
   put(1), put(BTF_KIND_INT << 24), put(4), put(BTF_INT_SIGNED << 24 | 32);
-  put(5), put(BTF_KIND_INT << 24), put(value_size), put(value_size * 8);
+  if (value_size == 1 || value_size == 2 || value_size == 4 || value_size == 8) {
+    put(5), put(BTF_KIND_INT << 24), put(value_size), put(value_size * 8);
+  } else {  // a struct of the span's begin time and captures, as bytes
+    put(0), put(BTF_KIND_ARRAY << 24), put(0);
+    put(3), put(kBtfKeyType), put(value_size);  // struct btf_array {type, index_type, nelems}
+    put(5), put(BTF_KIND_INT << 24), put(1), put(8);
+  }
   btf_header header{};
   header.magic = BTF_MAGIC;
   header.version = BTF_VERSION;

@@ -236,7 +236,9 @@ select: hist(duration)
   REQUIRE_MESSAGE(program, program.error().message);
   const auto& q = program->queries[0];
   REQUIRE(q.span);
-  CHECK(q.span->key->text == "tid");
+  REQUIRE(q.span->begin_key.size() == 1);
+  CHECK(q.span->begin_key[0]->text == "tid");
+  CHECK(q.span->end_key[0]->text == "tid");
   CHECK(q.aggregates.at(0).kind == b::AggKind::Hist);
 }
 

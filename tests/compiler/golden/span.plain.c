@@ -102,23 +102,22 @@ BPFQL_FUNCTION(q0_b0)(struct tp_syscalls_sys_enter_read *args) {
   if (!(((*(u32 *)&b0[0] ^ 0x68736162) | ((u8)b0[4] ^ 0x00)) == 0))
     return 0;
   u64 ts = bpf_ktime_get_ns();
-  u64 *start = bpf_task_storage_get(&q0_start, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-  if (!start) {  /* no memory for the thread's slot */
+  u64 *sp = bpf_task_storage_get(&q0_start, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!sp) {  /* no memory for the thread's slot */
     q0_drop();
     return 0;
   }
-  *start = ts;
+  *sp = ts;  /* a later begin replaces an earlier one */
   return 0;
 }
 
 /* query 'readlat' (q.yml:1): tracepoint:syscalls:sys_exit_read */
 BPFQL_FUNCTION(q0_p0)(struct tp_syscalls_sys_exit_read *args) {
-  u64 *start = bpf_task_storage_get(&q0_start, bpf_get_current_task_btf(), 0, 0);
-  if (!start || *start == 0)
+  u64 *sp = bpf_task_storage_get(&q0_start, bpf_get_current_task_btf(), 0, 0);
+  if (!sp || *sp == 0)
     return 0;
   u64 ts = bpf_ktime_get_ns();
-  u64 duration = ts - *start;
-  *start = 0;
+  u64 duration = ts - *sp;
   /* where duration > 1000 */
   if (!(duration > 1000))
     return 0;
@@ -129,7 +128,7 @@ BPFQL_FUNCTION(q0_p0)(struct tp_syscalls_sys_exit_read *args) {
   struct q0_val *v = bpfql_lookup_or_init(&q0_vals, &hk.k, &zero);
   if (!v) {  /* the map is full */
     q0_drop();
-    return 0;
+    goto done;  /* the span still ends */
   }
   v->n++;  /* per-CPU: no atomics needed */
   u64 zero64 = 0;
@@ -139,5 +138,7 @@ BPFQL_FUNCTION(q0_p0)(struct tp_syscalls_sys_exit_read *args) {
     (*c0)++;
   else  /* the map is full */
     q0_drop();
+  done:
+  *sp = 0;  /* the span is over */
   return 0;
 }

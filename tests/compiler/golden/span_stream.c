@@ -81,9 +81,9 @@ int q0_b0(struct tp_syscalls_sys_enter_read *args) {
   u64 args_count = args->count;
   if (!(args_count > 4096))
     return 0;
+  u64 ts = bpf_ktime_get_ns();
   u64 pid_tgid = bpf_get_current_pid_tgid();
   u64 skey = (u32)(pid_tgid >> 32);
-  u64 ts = bpf_ktime_get_ns();
   if (q0_start.update(&skey, &ts))  /* the map is full */
     q0_drop();
   return 0;
@@ -93,12 +93,11 @@ int q0_b0(struct tp_syscalls_sys_enter_read *args) {
 int q0_p0(struct tp_syscalls_sys_exit_read *args) {
   u64 pid_tgid = bpf_get_current_pid_tgid();
   u64 skey = (u32)(pid_tgid >> 32);
-  u64 *start = q0_start.lookup(&skey);
-  if (!start)
+  u64 *sp = q0_start.lookup(&skey);
+  if (!sp)
     return 0;
   u64 ts = bpf_ktime_get_ns();
-  u64 duration = ts - *start;
-  q0_start.delete(&skey);
+  u64 duration = ts - *sp;
   /* where duration > 1000000 */
   if (!(duration > 1000000))
     return 0;
@@ -111,5 +110,6 @@ int q0_p0(struct tp_syscalls_sys_exit_read *args) {
   ev.retval = args_ret;
   if (q0_events.perf_submit(args, &ev, sizeof(ev)) < 0)  /* the buffer is full */
     q0_lose();
+  q0_start.delete(&skey);  /* the span is over */
   return 0;
 }

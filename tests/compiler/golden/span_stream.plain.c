@@ -82,9 +82,9 @@ BPFQL_FUNCTION(q0_b0)(struct tp_syscalls_sys_enter_read *args) {
   u64 args_count = args->count;
   if (!(args_count > 4096))
     return 0;
+  u64 ts = bpf_ktime_get_ns();
   u64 pid_tgid = bpf_get_current_pid_tgid();
   u64 skey = (u32)(pid_tgid >> 32);
-  u64 ts = bpf_ktime_get_ns();
   if (bpf_map_update_elem(&q0_start, &skey, &ts, BPF_ANY))  /* the map is full */
     q0_drop();
   return 0;
@@ -94,12 +94,11 @@ BPFQL_FUNCTION(q0_b0)(struct tp_syscalls_sys_enter_read *args) {
 BPFQL_FUNCTION(q0_p0)(struct tp_syscalls_sys_exit_read *args) {
   u64 pid_tgid = bpf_get_current_pid_tgid();
   u64 skey = (u32)(pid_tgid >> 32);
-  u64 *start = bpf_map_lookup_elem(&q0_start, &skey);
-  if (!start)
+  u64 *sp = bpf_map_lookup_elem(&q0_start, &skey);
+  if (!sp)
     return 0;
   u64 ts = bpf_ktime_get_ns();
-  u64 duration = ts - *start;
-  bpf_map_delete_elem(&q0_start, &skey);
+  u64 duration = ts - *sp;
   /* where duration > 1000000 */
   if (!(duration > 1000000))
     return 0;
@@ -112,5 +111,6 @@ BPFQL_FUNCTION(q0_p0)(struct tp_syscalls_sys_exit_read *args) {
   ev.retval = args_ret;
   if (bpf_perf_event_output(args, &q0_events, BPF_F_CURRENT_CPU, &ev, sizeof(ev)) < 0)  /* the buffer is full */
     q0_lose();
+  bpf_map_delete_elem(&q0_start, &skey);  /* the span is over */
   return 0;
 }

@@ -372,18 +372,20 @@ select: hist(duration)
   QuerySpec q = load_one(text);
   CHECK(q.probes.empty());
   REQUIRE(q.span);
-  CHECK(q.span->begin.text == "tracepoint:syscalls:sys_enter_read");
-  CHECK(at(q.span->begin.loc) == "2:10");
-  CHECK(q.span->end.text == "tracepoint:syscalls:sys_exit_read");
-  REQUIRE(q.span->key);
-  CHECK(q.span->key->text == "tid");
+  REQUIRE(q.span->begin.size() == 1);
+  CHECK(q.span->begin[0].text == "tracepoint:syscalls:sys_enter_read");
+  CHECK(at(q.span->begin[0].loc) == "2:10");
+  CHECK(q.span->end[0].text == "tracepoint:syscalls:sys_exit_read");
+  CHECK(texts(q.span->begin_key) == std::vector<std::string>{"tid"});
+  CHECK(texts(q.span->end_key) == std::vector<std::string>{"tid"});
   CHECK(texts(q.span->begin_where) == std::vector<std::string>{"args.fd == 0", "comm == \"bash\""});
   CHECK(at(q.span->begin_where[0].loc) == "5:18");
   CHECK(at(q.span->loc) == "2:3");
 
   QuerySpec minimal = load_one("span: {begin: t:a:b, end: t:a:c}\nselect: count()\n");
   REQUIRE(minimal.span);
-  CHECK_FALSE(minimal.span->key.has_value());
+  CHECK(minimal.span->begin_key.empty());
+  CHECK_FALSE(minimal.span->key_loc.has_value());
   CHECK(minimal.span->begin_where.empty());
 }
 
@@ -508,8 +510,11 @@ TEST_CASE("errors: probe, select and span") {
       {"span: {begin: t:a:b, end: t:a:c, keys: tid}\nselect: count()\n",
        "unknown key 'keys' in span; did you mean 'key'?", "1:34"},
       {"span: {begin: t:a:b, end: \"\"}\nselect: count()\n", "'end' is empty", "1:28"},
-      {"span: {begin: t:a:b, end: t:a:c, key: [tid]}\nselect: count()\n",
-       "'key' must be an expression, not a list", "1:39"},
+      {"span: {begin: t:a:b, end: t:a:c, key: {begin: [tid, pid], end: tid}}\nselect: count()\n",
+       "the span key has 2 expressions at the begin and 1 at the end; a composite key pairs them "
+       "one to one",
+       "1:39"},
+      {"span: {begin: t:a:b, end: t:a:c, key: []}\nselect: count()\n", "'key' is empty", "1:39"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.text);

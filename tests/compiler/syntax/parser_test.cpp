@@ -48,6 +48,7 @@ std::string sexpr(const Expr& e) {
           return fmt::format("(cast {} {})", n.type_name, sexpr(*n.operand));
         if constexpr (std::is_same_v<T, Conditional>)
           return fmt::format("(? {} {} {})", sexpr(*n.cond), sexpr(*n.then), sexpr(*n.otherwise));
+        if constexpr (std::is_same_v<T, Capture>) return "(begin " + sexpr(*n.inner) + ")";
       },
       e.node);
 }
@@ -519,6 +520,15 @@ TEST_CASE("split_top_level: commas outside parentheses and quotes") {
   REQUIRE(item.has_value());
   CHECK(item->expr->loc.col == 16);
   CHECK(item->alias_loc.col == 35);
+}
+
+TEST_CASE("parser: begin.EXPR captures one operand") {
+  CHECK(tree("begin.comm") == "(begin comm)");
+  CHECK(tree("begin.args.filename == \"x\"") == "(== (begin args.filename) \"x\")");
+  CHECK(tree("duration - begin.ts * 2") == "(- duration (* (begin ts) 2))");
+  CHECK(tree("begin.str(arg0)") == "(begin (call str arg0))");
+  CHECK(tree("begin.(a + b)") == "(begin (+ a b))");
+  CHECK(tree("begin") == "begin");  // a bare name: the checker says what it is
 }
 
 }  // namespace bpfql
