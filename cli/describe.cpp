@@ -25,8 +25,14 @@ void describe_query(const QuerySpec& q) {
   std::cout << fmt::format("\nquery {}\n", q.name);
   if (!q.description.empty()) std::cout << fmt::format("  {}\n", q.description);
   if (q.span)
-    std::cout << fmt::format("  probes:   span from {} to {}{}\n", q.span->begin.text,
-                             q.span->end.text, q.span->key ? " by " + q.span->key->text : "");
+    std::cout << fmt::format("  probes:   span from {} to {}{}\n", joined(q.span->begin),
+                             joined(q.span->end),
+                             q.span->begin_key.empty()
+                                 ? ""
+                                 : " by " + joined(q.span->begin_key) +
+                                       (joined(q.span->begin_key) == joined(q.span->end_key)
+                                            ? ""
+                                            : " = " + joined(q.span->end_key)));
   else
     std::cout << fmt::format("  probes:   {}\n", joined(q.probes));
   if (!q.where.empty()) std::cout << fmt::format("  where:    {}\n", joined(q.where, " && "));

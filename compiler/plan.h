@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "compiler/buckets.h"
-#include "compiler/check/units.h"
+#include "compiler/units.h"
 #include "compiler/diagnostics.h"
 
 namespace bpfql {

@@ -7,7 +7,7 @@
 
 #include "compiler/syntax/ast.h"
 #include "compiler/check/check.h"
-#include "compiler/check/units.h"
+#include "compiler/units.h"
 
 namespace bpfql {
 

@@ -10,7 +10,7 @@
 
 #include "compiler/check/computed_select.h"
 #include "compiler/check/expr_units.h"
-#include "compiler/check/units.h"
+#include "compiler/units.h"
 #include "compiler/syntax/parser.h"
 
 namespace bpfql {

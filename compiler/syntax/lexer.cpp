@@ -47,7 +47,7 @@ std::optional<uint64_t> digits_value(std::string_view digits, unsigned base) {
 
 // The longest operator or punctuation symbol at the start of `rest`, or "".
 std::string_view match_punct(std::string_view rest) {
-  static constexpr std::array<std::string_view, 9> kTwo = {
+  static constexpr std::array<std::string_view, 10> kTwo = {
       "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "<>", "->"};
   for (std::string_view op : kTwo)
     if (rest.starts_with(op)) return op;

@@ -74,6 +74,11 @@ void yaml_list_or_scalar(const std::string& key, const std::vector<Located>& ite
   for (const auto& item : items) out += fmt::format("{}  - {}\n", indent, yaml_scalar(item.text));
 }
 
+// Whether two lists of expressions are written alike (a span key shared by both sides).
+bool same_texts(const std::vector<Located>& a, const std::vector<Located>& b) {
+  return std::ranges::equal(a, b, [](const Located& x, const Located& y) { return x.text == y.text; });
+}
+
 void yaml_query(const QuerySpec& q, const std::string& first, const std::string& indent,
                 std::string& out) {
   std::string lead = first;  // the first key's indentation ("- " in a list)
@@ -96,9 +101,17 @@ void yaml_query(const QuerySpec& q, const std::string& first, const std::string&
   }
   if (q.span) {
     key("span:\n");
-    out += fmt::format("{}  begin: {}\n", indent, yaml_scalar(q.span->begin.text));
-    out += fmt::format("{}  end: {}\n", indent, yaml_scalar(q.span->end.text));
-    if (q.span->key) out += fmt::format("{}  key: {}\n", indent, yaml_scalar(q.span->key->text));
+    yaml_list_or_scalar("begin", q.span->begin, indent + "  ", out);
+    yaml_list_or_scalar("end", q.span->end, indent + "  ", out);
+    if (!q.span->begin_key.empty()) {
+      if (same_texts(q.span->begin_key, q.span->end_key)) {
+        yaml_list_or_scalar("key", q.span->begin_key, indent + "  ", out);
+      } else {  // per-side keys
+        out += indent + "  key:\n";
+        yaml_list_or_scalar("begin", q.span->begin_key, indent + "    ", out);
+        yaml_list_or_scalar("end", q.span->end_key, indent + "    ", out);
+      }
+    }
     if (!q.span->begin_where.empty()) yaml_list_or_scalar("begin_where", q.span->begin_where,
                                                           indent + "  ", out);
   } else {
@@ -172,10 +185,17 @@ Result<std::string> with_alias(const Located& e, const std::string& alias) {
 }
 
 // A condition ANDed with others keeps its meaning: parenthesised when its top is an OR.
+bool top_is(const Located& e, BinaryOp op) {
+  auto parsed = parse_expression(e.text, e.loc);
+  const Binary* top = parsed ? (*parsed)->as<Binary>() : nullptr;
+  return top && top->op == op;
+}
+
 std::string conjunct(const Located& e, std::string text) {
   auto parsed = parse_expression(e.text, e.loc);
   const Binary* top = parsed ? (*parsed)->as<Binary>() : nullptr;
-  return top && top->op == BinaryOp::Or ? "(" + text + ")" : text;
+  // Parentheses keep one YAML item one item: WHERE splits at every top-level AND.
+  return top && (top->op == BinaryOp::Or || top->op == BinaryOp::And) ? "(" + text + ")" : text;
 }
 
 Result<std::string> sql_query(const QuerySpec& q) {
@@ -185,13 +205,14 @@ Result<std::string> sql_query(const QuerySpec& q) {
   std::string out = "SELECT " + joined(q.select, ", ");
   std::vector<std::string> where;
   if (q.span) {
-    out += fmt::format(" FROM {} AS b JOIN {} AS e", q.span->begin.text, q.span->end.text);
-    if (q.span->key) {
-      auto b = with_alias(*q.span->key, "b");
-      auto e = with_alias(*q.span->key, "e");
+    out += fmt::format(" FROM {} AS b JOIN {} AS e", joined(q.span->begin, ", "),
+                       joined(q.span->end, ", "));
+    for (size_t i = 0; i < q.span->begin_key.size() && i < q.span->end_key.size(); ++i) {
+      auto b = with_alias(q.span->begin_key[i], "b");
+      auto e = with_alias(q.span->end_key[i], "e");
       if (!b) return std::unexpected(b.error());
       if (!e) return std::unexpected(e.error());
-      out += fmt::format(" ON {} = {}", *b, *e);
+      out += fmt::format(" {} {} = {}", i == 0 ? "ON" : "AND", *b, *e);
     }
     for (const auto& w : q.span->begin_where) {
       auto b = with_alias(w, "b");
@@ -203,7 +224,9 @@ Result<std::string> sql_query(const QuerySpec& q) {
   }
   for (const auto& w : q.where) where.push_back(conjunct(w, w.text));
   if (!where.empty()) {
-    if (where.size() == 1 && q.where.size() == 1) where.front() = q.where.front().text;
+    // One OR needs no parentheses alone; one AND does (WHERE would split it in two items).
+    if (where.size() == 1 && q.where.size() == 1 && !top_is(q.where.front(), BinaryOp::And))
+      where.front() = q.where.front().text;
     std::string all;
     for (const auto& w : where) all += (all.empty() ? "" : " AND ") + w;
     out += " WHERE " + all;

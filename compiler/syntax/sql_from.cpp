@@ -155,9 +155,9 @@ std::unexpected<Diagnostic> needs_captures(const Source& source, const AliasUse&
     ++name_end;
   std::string value(text.substr(use.offset + use.length, name_end - use.offset - use.length));
   return source.error(use.offset,
-                      fmt::format("a begin value at the end of a span (begin.{}) needs span "
-                                  "captures, which this build does not have; filter the begin "
-                                  "with a WHERE condition that names only the begin side",
+                      fmt::format("a value of the begin side at the end of a span is written "
+                                  "begin.{} (the begin's alias names it only in ON, and in WHERE "
+                                  "conditions on the begin side alone)",
                                   value));
 }
 
@@ -235,14 +235,10 @@ Result<FromClause> read_from(Source& source, Span statement, Span body) {
                                                          end->alias));
     from.on = Span{on->end, body.end};
   }
-  if (begin->probes.size() > 1 || end->probes.size() > 1)
-    return error_at((begin->probes.size() > 1 ? begin->probes[1] : end->probes[1]).loc,
-                    "a span of several begin or end probes needs the span extension, which this "
-                    "build does not have; join one probe to one probe");
   SpanSpec span;
   span.loc = source.loc(body.begin);
-  span.begin = begin->probes.front();
-  span.end = end->probes.front();
+  span.begin = begin->probes;
+  span.end = end->probes;
   from.span = std::move(span);
   if (!begin->alias.empty() || !end->alias.empty())
     from.alias_uses = blank_aliases(source, statement, *begin, *end);
@@ -260,35 +256,31 @@ Result<void> read_join_on_and_where(const Source& source, const FromClause& from
       if (w.upper == "OR")
         return source.error(w.begin, "ON takes equalities joined by AND: w.X = s.Y AND ...");
     // Untrimmed: a conjunct's first alias may be blanks now, and must stay inside it.
-    std::vector<Span> equalities = conjuncts(text, *from.on);
-    if (equalities.size() > 1)
-      return source.error(start_of(source, from.alias_uses, equalities[1]),
-                          "a composite span key (several ON equalities) needs the span extension, "
-                          "which this build does not have; join on one key");
-    Located piece = source.located(equalities.front());
-    SourceLoc written = source.loc(start_of(source, from.alias_uses, equalities.front()));
-    auto parsed = parse_expression(piece.text, piece.loc);
-    if (!parsed) return std::unexpected(source.with_keyword_hint(parsed.error()));
-    const Binary* eq = (*parsed)->as<Binary>();
-    if (!eq || eq->op != BinaryOp::Eq)
-      return error_at(written, "ON takes an equality of a begin value and an end value: "
-                                 "w.X = s.Y");
-    // A side's alias stands before its node (which starts after the blanked `w.`).
-    size_t rhs_at = source.offset(eq->lhs->loc) + eq->lhs->text.size();
-    int left = sides_of(uses_in(from.alias_uses, equalities.front().begin, rhs_at));
-    int right = sides_of(uses_in(from.alias_uses, rhs_at, equalities.front().end));
-    if (!((left == 1 && right == 2) || (left == 2 && right == 1)))
-      return error_at(written, "ON compares a value of the begin side with one of the end "
-                                 "side: w.X = s.Y, each side named by its alias");
-    const Expr& begin_key = left == 1 ? *eq->lhs : *eq->rhs;
-    const Expr& end_key = left == 1 ? *eq->rhs : *eq->lhs;
-    if (begin_key.text != end_key.text)
-      return error_at(end_key.loc,
-                      fmt::format("per-side span keys ({} at the begin, {} at the end) need the "
-                                  "span extension, which this build does not have; join on the "
-                                  "same expression on both sides",
-                                  begin_key.text, end_key.text));
-    span.key = Located{begin_key.text, begin_key.loc};
+    // Each equality is one part of the key: per side, in order (a composite key when several).
+    for (const Span& equality : conjuncts(text, *from.on)) {
+      Located piece = source.located(equality);
+      SourceLoc written = source.loc(start_of(source, from.alias_uses, equality));
+      if (!span.key_loc) span.key_loc = written;
+      auto parsed = parse_expression(piece.text, piece.loc);
+      if (!parsed) return std::unexpected(source.with_keyword_hint(parsed.error()));
+      const Binary* eq = (*parsed)->as<Binary>();
+      if (!eq || eq->op != BinaryOp::Eq)
+        return error_at(written,
+                        "ON takes an equality of a begin value and an end value: "
+                        "w.X = s.Y");
+      // A side's alias stands before its node (which starts after the blanked `w.`).
+      size_t rhs_at = source.offset(eq->lhs->loc) + eq->lhs->text.size();
+      int left = sides_of(uses_in(from.alias_uses, equality.begin, rhs_at));
+      int right = sides_of(uses_in(from.alias_uses, rhs_at, equality.end));
+      if (!((left == 1 && right == 2) || (left == 2 && right == 1)))
+        return error_at(written,
+                        "ON compares a value of the begin side with one of the end "
+                        "side: w.X = s.Y, each side named by its alias");
+      const Expr& begin_key = left == 1 ? *eq->lhs : *eq->rhs;
+      const Expr& end_key = left == 1 ? *eq->rhs : *eq->lhs;
+      span.begin_key.push_back(Located{begin_key.text, begin_key.loc});
+      span.end_key.push_back(Located{end_key.text, end_key.loc});
+    }
   }
   if (!where) return {};
   for (Span conjunct : conjuncts(text, *where)) {

@@ -106,7 +106,10 @@ std::expected<std::string, std::string> run_helper(const std::string& path,
   sigaction(SIGPIPE, &ignore, &old);
   const int timeout_s = compile_timeout_seconds();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  std::string reply;
+  // In pieces while it arrives: one growing string would double its capacity (and copy) past the
+  // limit, a peak of twice kMaxReply before the limit is noticed.
+  std::vector<std::string> pieces;
+  size_t received = 0;
   std::string_view unsent = input;
   std::string failure;
   int in_fd = to_child[1];
@@ -142,12 +145,13 @@ std::expected<std::string, std::string> run_helper(const std::string& path,
       ssize_t r = read(from_child[0], buf, sizeof buf);
       if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) break;  // end of the reply
       if (r > 0) {
-        if (reply.size() + static_cast<size_t>(r) > kMaxReply) {
+        if (received + static_cast<size_t>(r) > kMaxReply) {
           failure = fmt::format("the compiler process sent more than {} MiB; not a program",
                                 kMaxReply >> 20);
           break;
         }
-        reply.append(buf, static_cast<size_t>(r));
+        received += static_cast<size_t>(r);
+        pieces.emplace_back(buf, static_cast<size_t>(r));
       }
     }
   }
@@ -159,7 +163,12 @@ std::expected<std::string, std::string> run_helper(const std::string& path,
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   if (!failure.empty()) return std::unexpected(failure);
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return reply;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    std::string reply;
+    reply.reserve(received);
+    for (const auto& piece : pieces) reply += piece;
+    return reply;
+  }
   return std::unexpected(child_death(status));
 }
 

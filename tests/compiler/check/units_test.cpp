@@ -1,9 +1,9 @@
-// The checker's units (compiler/check/units.h): what it infers, what a query declares, what
+// The checker's units (compiler/units.h): what it infers, what a query declares, what
 // arithmetic keeps; computed select items over aggregates; symbolic() from the print fmt.
 #include <doctest/doctest.h>
 
 #include "compiler/check/print_symbolic.h"
-#include "compiler/check/units.h"
+#include "compiler/units.h"
 #include "support/check_helpers.h"
 
 using bpfql::testing::check_error;

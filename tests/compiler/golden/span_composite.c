@@ -142,6 +142,11 @@ int q0_b0(struct tp_block_block_rq_issue *args) {
   __builtin_memset(&sv, 0, 24);
   sv.ts = ts;
   __builtin_memcpy(sv.begin_args_rwbs, args->rwbs, 10);
+  u8 ended0 = 0;
+  for (u32 i = 0; i < 10; i++) {
+    ended0 |= sv.begin_args_rwbs[i] == 0;
+    sv.begin_args_rwbs[i] &= (u8)(ended0 - 1);
+  }
   if (q0_start.update(&skey, &sv))  /* the map is full */
     q0_drop();
   return 0;

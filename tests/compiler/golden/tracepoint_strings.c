@@ -171,18 +171,28 @@ int fused0(struct tp_sched_sched_switch *args) {
     struct q0_key key;
     __builtin_memset(&key, 0, sizeof(key));
     __builtin_memcpy(key.args_prev_comm, args->prev_comm, 16);
+    u8 ended0 = 0;
+    for (u32 i = 0; i < 16; i++) {
+      ended0 |= key.args_prev_comm[i] == 0;
+      key.args_prev_comm[i] &= (u8)(ended0 - 1);
+    }
     char s0[16] __attribute__((aligned(8)));
     __builtin_memcpy(s0, args->next_comm, 16);
-    u8 same0 = 1;
+    u8 ended1 = 0;
+    for (u32 i = 0; i < 16; i++) {
+      ended1 |= s0[i] == 0;
+      s0[i] &= (u8)(ended1 - 1);
+    }
+    u8 same2 = 1;
     for (u32 i = 0; i < 16; i++) {
       if (key.args_prev_comm[i] != s0[i]) {
-        same0 = 0;
+        same2 = 0;
         break;
       }
       if (key.args_prev_comm[i] == 0)
         break;
     }
-    if (!(same0 || (((*(u32 *)&s0[0] ^ 0x726f776b) | (*(u16 *)&s0[4] ^ 0x656b) | ((u8)s0[6] ^ 0x72)) == 0)))
+    if (!(same2 || (((*(u32 *)&s0[0] ^ 0x726f776b) | (*(u16 *)&s0[4] ^ 0x656b) | ((u8)s0[6] ^ 0x72)) == 0)))
       goto fused0_0_end;
     s32 args_next_pid = args->next_pid;
     key.args_next_pid = args_next_pid;

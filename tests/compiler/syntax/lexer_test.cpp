@@ -208,7 +208,7 @@ TEST_CASE("lexer: unexpected characters") {
   CHECK(d.loc.line == 3);
   CHECK(d.loc.col == 14);
 
-  CHECK(lex_error("pid := 3").message == "unexpected character ':'");
+  CHECK(lex_error("pid ;= 3").message == "unexpected character ';'");
   CHECK(lex_error("comm == \xc3\xa9").message == "unexpected character '\\xc3'");
   CHECK(lex_error("a\x01").message == "unexpected character '\\x01'");
   CHECK(lex_error("a # b").message == "unexpected character '#'");

@@ -138,10 +138,10 @@ TEST_CASE("sql: a JOIN is a span") {
       "pid > 1 GROUP BY s.comm");
   REQUIRE(q.span.has_value());
   CHECK(q.probes.empty());
-  CHECK(q.span->begin.text == "t:syscalls:sys_enter_read");
-  CHECK(q.span->end.text == "t:syscalls:sys_exit_read");
-  REQUIRE(q.span->key.has_value());
-  CHECK(q.span->key->text == "tid");
+  CHECK(texts(q.span->begin) == Texts{"t:syscalls:sys_enter_read"});
+  CHECK(texts(q.span->end) == Texts{"t:syscalls:sys_exit_read"});
+  CHECK(texts(q.span->begin_key) == Texts{"tid"});
+  CHECK(texts(q.span->end_key) == Texts{"tid"});
   CHECK(texts(q.span->begin_where) == Texts{"args.fd = 0"});
   CHECK(texts(q.where) == Texts{"retval > 0", "pid > 1"});
   CHECK(texts(q.select) == Texts{"comm", "hist(duration)"});
@@ -150,25 +150,37 @@ TEST_CASE("sql: a JOIN is a span") {
   // No ON: the default key (tid), as a YAML span without `key:`.
   QuerySpec plain = one("SELECT count() FROM a:b JOIN c:d");
   REQUIRE(plain.span.has_value());
-  CHECK_FALSE(plain.span->key.has_value());
+  CHECK(plain.span->begin_key.empty());
   // The key on either side of '='.
-  CHECK(one("SELECT count() FROM a:b AS w JOIN c:d AS s ON s.args.fd = w.args.fd").span->key->text ==
-        "args.fd");
+  QuerySpec swapped = one("SELECT count() FROM a:b AS w JOIN c:d AS s ON s.args.fd = w.args.fd");
+  CHECK(texts(swapped.span->begin_key) == Texts{"args.fd"});
+  CHECK(texts(swapped.span->end_key) == Texts{"args.fd"});
 }
 
-TEST_CASE("sql: what this build's spans cannot mean is refused") {
-  CHECK(sql_error("SELECT count() FROM a:b AS w JOIN c:d AS s ON w.args.pid = s.args.next_pid") ==
-        "62: per-side span keys (args.pid at the begin, args.next_pid at the end) need the span "
-        "extension, which this build does not have; join on the same expression on both sides");
-  CHECK(sql_error("SELECT count() FROM a:b AS w JOIN c:d AS s ON w.tid = s.tid AND w.cpu = s.cpu")
-            .starts_with("65: a composite span key (several ON equalities)"));
+TEST_CASE("sql: JOIN ... ON gives per-side and composite keys; a side may list probes") {
+  QuerySpec runqlat = one(
+      "SELECT hist(duration) FROM t:sched:sched_wakeup, t:sched:sched_wakeup_new AS w JOIN "
+      "t:sched:sched_switch AS s ON w.args.pid = s.args.next_pid");
+  CHECK(texts(runqlat.span->begin) == Texts{"t:sched:sched_wakeup", "t:sched:sched_wakeup_new"});
+  CHECK(texts(runqlat.span->begin_key) == Texts{"args.pid"});
+  CHECK(texts(runqlat.span->end_key) == Texts{"args.next_pid"});
+  QuerySpec bio = one(
+      "SELECT count() FROM a:b AS w JOIN c:d AS s ON w.args.dev = s.args.dev AND "
+      "s.args.sector = w.args.sector");
+  CHECK(texts(bio.span->begin_key) == Texts{"args.dev", "args.sector"});
+  CHECK(texts(bio.span->end_key) == Texts{"args.dev", "args.sector"});
+  REQUIRE(bio.span->key_loc.has_value());
+  CHECK(bio.span->key_loc->col == 47);  // at the first equality
+}
+
+TEST_CASE("sql: a begin value at the end is written begin.EXPR, not with the alias") {
   CHECK(sql_error("SELECT w.comm FROM a:b AS w JOIN c:d AS s") ==
-        "8: a begin value at the end of a span (begin.comm) needs span captures, which this build "
-        "does not have; filter the begin with a WHERE condition that names only the begin side");
+        "8: a value of the begin side at the end of a span is written begin.comm (the begin's "
+        "alias names it only in ON, and in WHERE conditions on the begin side alone)");
   CHECK(sql_error("SELECT count() FROM a:b AS w JOIN c:d AS s WHERE w.pid = s.pid")
-            .starts_with("50: a begin value at the end of a span (begin.pid)"));
-  CHECK(sql_error("SELECT count() FROM a:b, e:f AS w JOIN c:d AS s")
-            .starts_with("26: a span of several begin or end probes"));
+            .starts_with("50: a value of the begin side at the end of a span is written begin.pid"));
+  QuerySpec q = one("SELECT begin.comm, duration FROM a:b AS w JOIN c:d AS s");
+  CHECK(texts(q.select) == Texts{"begin.comm", "duration"});
 }
 
 TEST_CASE("sql: JOIN errors") {

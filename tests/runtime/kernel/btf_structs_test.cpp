@@ -10,6 +10,7 @@
 
 #include "compiler/check/kernel_struct_text.h"
 #include "runtime/kernel/btf_structs.h"
+#include "runtime/kernel/kernel_btf.h"
 #include "runtime/kernel/tracefs_catalog.h"
 
 namespace bpfql {

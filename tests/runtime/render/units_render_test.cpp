@@ -221,7 +221,7 @@ TEST_CASE("Prometheus: a time aggregate is exported in seconds under a _seconds 
   r.rows.push_back({{std::string("dd"), uint64_t{1'500'000'000}, hist}});
   std::string text = renderer.render_query(r);
   INFO(text);
-  CHECK(text.find("bpfql_lat_busy_seconds{comm=\"dd\"} 1.5\n") != std::string::npos);
+  CHECK(text.find("bpfql_lat_busy_seconds_total{comm=\"dd\"} 1.5\n") != std::string::npos);
   CHECK(text.find("bpfql_lat_h_seconds_bucket{comm=\"dd\",le=\"0.00209715") != std::string::npos);
   CHECK(text.find("# TYPE bpfql_lat_h_seconds histogram") != std::string::npos);
 }

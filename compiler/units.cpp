@@ -1,5 +1,5 @@
 // Unit names and the arithmetic of units (see units.h).
-#include "compiler/check/units.h"
+#include "compiler/units.h"
 
 #include <cmath>
 
