@@ -175,7 +175,8 @@ Result<void> FunctionGen::emit_main() {
   } else {
     if (auto r = emit_key(); !r) return r;
     if (auto r = emit_update(); !r) return r;
-    if (!layout_.val.empty()) line("done:");
+    // Named per query: a fused program holds several span ends in one function.
+    if (!layout_.val.empty()) line(layout_.prefix + "_done:");
   }
   emit_span_consume();
   return {};
@@ -511,7 +512,7 @@ Result<void> FunctionGen::emit_update() {
       line(fmt::format("{} *v = {};", layout_.val.type(),
                        map_lookup(dialect(), layout_.map("vals"), "&" + idx)));
       line("if (!v)");
-      line(query_.span ? "  goto done;" : "  return 0;");
+      line(query_.span ? "  goto " + layout_.prefix + "_done;" : "  return 0;");
     } else {
       ensure_zero_value();
       line(fmt::format("{} *v = {};", layout_.val.type(),
@@ -519,7 +520,8 @@ Result<void> FunctionGen::emit_update() {
                                           "&" + layout_.zero_var)));
       line("if (!v) {  /* the map is full */");
       line(fmt::format("  {}_drop();", layout_.prefix));
-      line(query_.span ? "  goto done;  /* the span still ends */" : "  return 0;");
+      line(query_.span ? "  goto " + layout_.prefix + "_done;  /* the span still ends */"
+                       : "  return 0;");
       line("}");
     }
     line("v->n++;  /* per-CPU: no atomics needed */");

@@ -126,7 +126,7 @@ TEST_CASE("a uprobe on a missing binary or symbol: exit 2 naming it, before anyt
                                                ":bpfql_test:tock\nselect: count()\n");
   for (const auto& [file, message] :
        std::vector<std::pair<std::string, std::string>>{
-           {no_binary, "cannot find binary or library '" + dir.file("nothing") + "'"},
+           {no_binary, "no such file '" + dir.file("nothing") + "'"},
            {no_symbol, "symbol 'bpfql_target_sub' is not in '" + std::string(BPFQL_UPROBE_TARGET) + "'"},
            {no_usdt, "no USDT probe 'bpfql_test:tock' in '" + std::string(BPFQL_UPROBE_TARGET) +
                          "'; did you mean 'bpfql_test:tick'?"}}) {

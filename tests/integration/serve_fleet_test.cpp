@@ -150,11 +150,11 @@ scrape_configs:
   // Two series (pids a and b), summed by le: 100 reads of 8 bytes and 300 of 64. The 0.9
   // quantile, rank 360, falls in the bucket (63, 127] of hist() (100 below it, 300 in it):
   // 63 + 64 × 260/300; in percentile()'s (63, 95]: 63 + 32 × 260/300.
-  double hq = prometheus_value(prom_port, "histogram_quantile(0.9, sum by (le) (bpfql_fleet_reads_size_bucket))");
+  double hq = prometheus_value(prom_port, "histogram_quantile(0.9, sum by (le) (bpfql_fleet_reads_size_bytes_bucket))");
   CHECK(hq == doctest::Approx(63 + 64.0 * 260 / 300).epsilon(1e-6));
-  double pq = prometheus_value(prom_port, "histogram_quantile(0.9, sum by (le) (bpfql_fleet_reads_psize_bucket))");
+  double pq = prometheus_value(prom_port, "histogram_quantile(0.9, sum by (le) (bpfql_fleet_reads_psize_bytes_bucket))");
   CHECK(pq == doctest::Approx(63 + 32.0 * 260 / 300).epsilon(1e-6));
-  CHECK(prometheus_value(prom_port, "count(count by (pid) (bpfql_fleet_reads_size_bucket))") == 2);
+  CHECK(prometheus_value(prom_port, "count(count by (pid) (bpfql_fleet_reads_size_bytes_bucket))") == 2);
   CHECK(prometheus_value(prom_port, "up{job=\"bpfql\"}") == 1);
 
   // And promtool finds nothing to say about the exposition.

@@ -136,44 +136,44 @@ TEST_CASE("serve: /metrics has exact counters, histograms and labels; SIGINT lea
   CHECK_LINE(text, "bpfql_serve_reads_count_total{" + labels + "} 400");
   CHECK_LINE(text, "# TYPE bpfql_serve_reads_bytes_total counter");
   CHECK_LINE(text, "bpfql_serve_reads_bytes_total{" + labels + "} 20000");  // 100 × 8 + 300 × 64
-  CHECK_LINE(text, "# TYPE bpfql_serve_reads_max_retval gauge");
-  CHECK_LINE(text, "bpfql_serve_reads_max_retval{" + labels + "} 64");
+  CHECK_LINE(text, "# TYPE bpfql_serve_reads_max_retval_bytes gauge");
+  CHECK_LINE(text, "bpfql_serve_reads_max_retval_bytes{" + labels + "} 64");
 
   // hist: 8 is in [8, 16), 64 in [64, 128); the family's whole fixed bucket set, cumulative.
-  CHECK_LINE(text, "# TYPE bpfql_serve_reads_size histogram");
-  std::string size = "bpfql_serve_reads_size_bucket{" + labels + ",le=\"7\"} 0\n"
-                     "bpfql_serve_reads_size_bucket{" + labels + ",le=\"15\"} 100\n"
-                     "bpfql_serve_reads_size_bucket{" + labels + ",le=\"31\"} 100\n"
-                     "bpfql_serve_reads_size_bucket{" + labels + ",le=\"63\"} 100\n"
-                     "bpfql_serve_reads_size_bucket{" + labels + ",le=\"127\"} 400\n"
-                     "bpfql_serve_reads_size_bucket{" + labels + ",le=\"255\"} 400\n";
+  CHECK_LINE(text, "# TYPE bpfql_serve_reads_size_bytes histogram");
+  std::string size = "bpfql_serve_reads_size_bytes_bucket{" + labels + ",le=\"7\"} 0\n"
+                     "bpfql_serve_reads_size_bytes_bucket{" + labels + ",le=\"15\"} 100\n"
+                     "bpfql_serve_reads_size_bytes_bucket{" + labels + ",le=\"31\"} 100\n"
+                     "bpfql_serve_reads_size_bytes_bucket{" + labels + ",le=\"63\"} 100\n"
+                     "bpfql_serve_reads_size_bytes_bucket{" + labels + ",le=\"127\"} 400\n"
+                     "bpfql_serve_reads_size_bytes_bucket{" + labels + ",le=\"255\"} 400\n";
   CHECK_MESSAGE(text.find(size) != std::string::npos, text);
-  CHECK(text.find("bpfql_serve_reads_size_bucket{" + labels + ",le=\"68719476735\"} 400\n"
-                  "bpfql_serve_reads_size_bucket{" + labels + ",le=\"+Inf\"} 400\n"
-                  "bpfql_serve_reads_size_sum{" + labels + "} 20000\n"
-                  "bpfql_serve_reads_size_count{" + labels + "} 400\n") != std::string::npos);
+  CHECK(text.find("bpfql_serve_reads_size_bytes_bucket{" + labels + ",le=\"68719476735\"} 400\n"
+                  "bpfql_serve_reads_size_bytes_bucket{" + labels + ",le=\"+Inf\"} 400\n"
+                  "bpfql_serve_reads_size_bytes_sum{" + labels + "} 20000\n"
+                  "bpfql_serve_reads_size_bytes_count{" + labels + "} 400\n") != std::string::npos);
   // lhist(0, 1000, 100): both in [0, 100); every declared bucket.
-  std::string lsize = "bpfql_serve_reads_lsize_bucket{" + labels + ",le=\"-1\"} 0\n"
-                      "bpfql_serve_reads_lsize_bucket{" + labels + ",le=\"99\"} 400\n";
+  std::string lsize = "bpfql_serve_reads_lsize_bytes_bucket{" + labels + ",le=\"-1\"} 0\n"
+                      "bpfql_serve_reads_lsize_bytes_bucket{" + labels + ",le=\"99\"} 400\n";
   CHECK_MESSAGE(text.find(lsize) != std::string::npos, text);
-  CHECK(text.find("bpfql_serve_reads_lsize_bucket{" + labels + ",le=\"999\"} 400\n"
-                  "bpfql_serve_reads_lsize_bucket{" + labels + ",le=\"+Inf\"} 400\n"
-                  "bpfql_serve_reads_lsize_sum{" + labels + "} 20000\n"
-                  "bpfql_serve_reads_lsize_count{" + labels + "} 400\n") != std::string::npos);
+  CHECK(text.find("bpfql_serve_reads_lsize_bytes_bucket{" + labels + ",le=\"999\"} 400\n"
+                  "bpfql_serve_reads_lsize_bytes_bucket{" + labels + ",le=\"+Inf\"} 400\n"
+                  "bpfql_serve_reads_lsize_bytes_sum{" + labels + "} 20000\n"
+                  "bpfql_serve_reads_lsize_bytes_count{" + labels + "} 400\n") != std::string::npos);
   // percentile: two buckets per power of two (..., 7, 11, ..., 63, 95, ...).
-  CHECK_LINE(text, "# TYPE bpfql_serve_reads_percentile_retval_50 histogram");
-  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bucket{" + labels + ",le=\"7\"} 0");
-  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bucket{" + labels + ",le=\"11\"} 100");
-  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bucket{" + labels + ",le=\"63\"} 100");
-  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bucket{" + labels + ",le=\"95\"} 400");
-  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_sum{" + labels + "} 20000");
-  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_count{" + labels + "} 400");
+  CHECK_LINE(text, "# TYPE bpfql_serve_reads_percentile_retval_50_bytes histogram");
+  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bytes_bucket{" + labels + ",le=\"7\"} 0");
+  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bytes_bucket{" + labels + ",le=\"11\"} 100");
+  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bytes_bucket{" + labels + ",le=\"63\"} 100");
+  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bytes_bucket{" + labels + ",le=\"95\"} 400");
+  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bytes_sum{" + labels + "} 20000");
+  CHECK_LINE(text, "bpfql_serve_reads_percentile_retval_50_bytes_count{" + labels + "} 400");
   // The sums serve adds for the histograms are no metrics of their own.
   CHECK(text.find("sum_retval") == std::string::npos);
   // stats: a summary
-  CHECK_LINE(text, "# TYPE bpfql_serve_reads_stats_retval summary");
-  CHECK_LINE(text, "bpfql_serve_reads_stats_retval_count{" + labels + "} 400");
-  CHECK_LINE(text, "bpfql_serve_reads_stats_retval_sum{" + labels + "} 20000");
+  CHECK_LINE(text, "# TYPE bpfql_serve_reads_stats_retval_bytes summary");
+  CHECK_LINE(text, "bpfql_serve_reads_stats_retval_bytes_count{" + labels + "} 400");
+  CHECK_LINE(text, "bpfql_serve_reads_stats_retval_bytes_sum{" + labels + "} 20000");
   CHECK_LINE(text, "bpfql_dropped_keys_total{query=\"serve-reads\"} 0");
   CHECK_LINE(text, "bpfql_lost_events_total{query=\"serve-getppid\"} 0");
 

@@ -223,8 +223,8 @@ TEST_CASE("a span ending where the aggregate map is full still ends") {
   std::string c = c_of(
       "span:\n  begin: tracepoint:syscalls:sys_enter_read\n  end: tracepoint:syscalls:sys_exit_read\n"
       "  key: pid\nselect: count()\ngroup_by: comm\n");
-  size_t full = at(c, "goto done;");
-  size_t done = at(c, "done:");
+  size_t full = at(c, "goto q0_done;");
+  size_t done = at(c, "q0_done:");
   size_t consume = at(c, "q0_start.delete(&skey);");
   CHECK(full < done);
   CHECK(done < consume);

@@ -127,7 +127,7 @@ int q0_p0(struct tp_syscalls_sys_exit_read *args) {
   struct q0_val *v = q0_vals.lookup_or_try_init(&hk.k, &zero);
   if (!v) {  /* the map is full */
     q0_drop();
-    goto done;  /* the span still ends */
+    goto q0_done;  /* the span still ends */
   }
   v->n++;  /* per-CPU: no atomics needed */
   u64 zero64 = 0;
@@ -137,7 +137,7 @@ int q0_p0(struct tp_syscalls_sys_exit_read *args) {
     (*c0)++;
   else  /* the map is full */
     q0_drop();
-  done:
+  q0_done:
   *sp = 0;  /* the span is over */
   return 0;
 }

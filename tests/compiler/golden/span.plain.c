@@ -128,7 +128,7 @@ BPFQL_FUNCTION(q0_p0)(struct tp_syscalls_sys_exit_read *args) {
   struct q0_val *v = bpfql_lookup_or_init(&q0_vals, &hk.k, &zero);
   if (!v) {  /* the map is full */
     q0_drop();
-    goto done;  /* the span still ends */
+    goto q0_done;  /* the span still ends */
   }
   v->n++;  /* per-CPU: no atomics needed */
   u64 zero64 = 0;
@@ -138,7 +138,7 @@ BPFQL_FUNCTION(q0_p0)(struct tp_syscalls_sys_exit_read *args) {
     (*c0)++;
   else  /* the map is full */
     q0_drop();
-  done:
+  q0_done:
   *sp = 0;  /* the span is over */
   return 0;
 }

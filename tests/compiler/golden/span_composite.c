@@ -171,7 +171,7 @@ int q0_p0(struct tp_block_block_rq_complete *args) {
   struct q0_val *v = q0_vals.lookup_or_try_init(&hk.k, &zero);
   if (!v) {  /* the map is full */
     q0_drop();
-    goto done;  /* the span still ends */
+    goto q0_done;  /* the span still ends */
   }
   v->n++;  /* per-CPU: no atomics needed */
   u64 zero64 = 0;
@@ -181,7 +181,7 @@ int q0_p0(struct tp_block_block_rq_complete *args) {
     (*c1)++;
   else  /* the map is full */
     q0_drop();
-  done:
+  q0_done:
   q0_start.delete(&skey);  /* the span is over */
   return 0;
 }

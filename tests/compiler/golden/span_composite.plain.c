@@ -172,7 +172,7 @@ BPFQL_FUNCTION(q0_p0)(struct tp_block_block_rq_complete *args) {
   struct q0_val *v = bpfql_lookup_or_init(&q0_vals, &hk.k, &zero);
   if (!v) {  /* the map is full */
     q0_drop();
-    goto done;  /* the span still ends */
+    goto q0_done;  /* the span still ends */
   }
   v->n++;  /* per-CPU: no atomics needed */
   u64 zero64 = 0;
@@ -182,7 +182,7 @@ BPFQL_FUNCTION(q0_p0)(struct tp_block_block_rq_complete *args) {
     (*c1)++;
   else  /* the map is full */
     q0_drop();
-  done:
+  q0_done:
   bpf_map_delete_elem(&q0_start, &skey);  /* the span is over */
   return 0;
 }

@@ -90,11 +90,11 @@ static __always_inline int q0_p0_end(struct tp_sched_sched_switch *args) {
   struct q0_val *v = q0_vals.lookup_or_try_init(&key, &zero);
   if (!v) {  /* the map is full */
     q0_drop();
-    goto done;  /* the span still ends */
+    goto q0_done;  /* the span still ends */
   }
   v->n++;  /* per-CPU: no atomics needed */
   v->sum0 += duration;
-  done:
+  q0_done:
   q0_start.delete(&skey);  /* the span is over */
   return 0;
 }

@@ -91,11 +91,11 @@ static __always_inline int q0_p0_end(struct tp_sched_sched_switch *args) {
   struct q0_val *v = bpfql_lookup_or_init(&q0_vals, &key, &zero);
   if (!v) {  /* the map is full */
     q0_drop();
-    goto done;  /* the span still ends */
+    goto q0_done;  /* the span still ends */
   }
   v->n++;  /* per-CPU: no atomics needed */
   v->sum0 += duration;
-  done:
+  q0_done:
   bpf_map_delete_elem(&q0_start, &skey);  /* the span is over */
   return 0;
 }
