@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/query_paths.h"
 #include "cli/library_check.h"
 #include "compiler/syntax/query.h"
 #include "compiler/syntax/query_limits.h"
@@ -69,31 +70,8 @@ struct Args {
   std::string web_config;  // serve --web.config.file
   size_t max_series = bpfql::kDefaultMaxSeries;
   bool strict = false;  // serve --strict
+  bool no_reload = false;  // serve --no-reload
 };
-
-// serve FILE_OR_DIR...: a directory stands for the *.yml files in it, in name order (a
-// deployment's /etc/bpfql/queries.d). False (after a message) when a directory holds none.
-bool expand_query_dirs(std::vector<std::string>& files) {
-  std::vector<std::string> out;
-  for (const auto& f : files) {
-    std::error_code ec;
-    if (!std::filesystem::is_directory(f, ec)) {
-      out.push_back(f);
-      continue;
-    }
-    std::vector<std::string> found;
-    for (const auto& e : std::filesystem::directory_iterator(f, ec))
-      if (e.path().extension() == ".yml" && e.is_regular_file(ec)) found.push_back(e.path().string());
-    if (found.empty()) {
-      std::cerr << "bpfql: " << f << ": no *.yml query file in this directory\n";
-      return false;
-    }
-    std::sort(found.begin(), found.end());
-    out.insert(out.end(), found.begin(), found.end());
-  }
-  files = std::move(out);
-  return true;
-}
 
 // Turns -p/--interval/--stop-after/--pid into pipeline input; false (after a message) on error.
 bool to_input(const Args& args, bpfql::PipelineInput& input) {
@@ -259,6 +237,9 @@ int main(int argc, char** argv) {
   serve->add_flag("--strict", args.strict,
                   "Serve nothing unless every query checks (default: serve the queries that do, "
                   "report the rest and export bpfql_query_up 0 for them)");
+  serve->add_flag("--no-reload", args.no_reload,
+                  "SIGHUP ends serve instead of reloading the queries, and every capability is "
+                  "dropped after attach (a reload needs those that loading needs)");
   serve->add_flag("-v,--verbose", args.verbose, "Show libbcc's compiler output and the verifier log");
   serve->footer(R"(Metrics: count() and sum() are counters, min/max/avg gauges, stats(E) gives _count and
 _sum counters and an _avg gauge, hist/lhist/percentile are histograms with _sum and _count
@@ -395,7 +376,7 @@ Exit status: 0 all passed, 2 any query or library rule failed.)");
       return bpfql::command_run(input, options);
     }
     if (serve->parsed()) {
-      if (!expand_query_dirs(input.files_or_names)) return 2;
+      if (!bpfql::expand_query_dirs(input.files_or_names)) return 2;
       auto listen = bpfql::parse_listen(args.listen);
       if (!listen) {
         std::cerr << "bpfql: " << listen.error() << "\n";
@@ -403,7 +384,9 @@ Exit status: 0 all passed, 2 any query or library rule failed.)");
       }
       bpfql::RunOptions options;
       options.verbose = args.verbose;
-      options.drop_privileges = true;
+      // SIGHUP reloads: loading the new programs needs the capabilities attaching needed, so
+      // the session keeps them (the HTTP thread drops all of its own); --no-reload drops them.
+      options.drop_privileges = args.no_reload;
       bpfql::WebConfig web;
       if (!args.web_config.empty()) {
         auto loaded = bpfql::load_web_config(args.web_config);
@@ -413,7 +396,8 @@ Exit status: 0 all passed, 2 any query or library rule failed.)");
         }
         web = std::move(*loaded);
       }
-      return bpfql::command_serve(input, *listen, web, args.max_series, args.strict, options);
+      return bpfql::command_serve(input, *listen, web, args.max_series, args.strict, options,
+                                  args.no_reload ? std::vector<std::string>{} : args.files);
     }
     if (check->parsed()) {
       input.show_notes = args.verbose;

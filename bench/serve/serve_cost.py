@@ -81,6 +81,10 @@ def main():
     while p is None:  # a query this machine cannot serve: say which, leave it out, try again
         m = re.search(r"(/\S+\.yml)", err)
         bad = next((f for f in files if m and m.group(1).startswith(f)), None)
+        q = re.search(r"for query (\S+):", err)  # a load failure names the query, not its file
+        if not bad and q:
+            bad = next((f for f in files if os.path.basename(f)[:-4] == q.group(1)
+                        or re.search(rf"^\s*-?\s*name:\s*{re.escape(q.group(1))}\s*$", open(f).read(), re.M)), None)
         if not bad:
             sys.exit("bpfql serve failed:\n" + err)
         print(f"left out {os.path.relpath(bad, ROOT)}: {err.strip().splitlines()[0]}", file=sys.stderr)

@@ -78,7 +78,8 @@ const std::vector<std::string> kSelfNames = {
     "bpfql_build_info", "bpfql_query_up", "bpfql_lost_events_total", "bpfql_dropped_keys_total",
     "bpfql_last_refresh_timestamp_seconds", "bpfql_refresh_duration_seconds",
     "bpfql_program_runs_total", "bpfql_program_run_seconds_total", "bpfql_series",
-    "bpfql_series_refused"};
+    "bpfql_series_refused", "bpfql_config_last_reload_successful",
+    "bpfql_config_last_reload_success_timestamp_seconds"};
 
 // The fixed bucket set of a histogram family (inclusive upper bounds, +Inf not included): every
 // series of the family carries all of them from the first scrape on, so that series can be summed
@@ -333,6 +334,15 @@ std::string aggregate_help(const PlanQuery& q, const std::string& column, AggKin
     default: what = "Distribution of the values since bpfql serve started"; break;
   }
   return fmt::format("{}{} ({} of query {})", what, by, column, q.name);
+}
+
+void PrometheusRenderer::carry_admitted(const PrometheusRenderer& old,
+                                        const std::vector<std::string>& queries) {
+  for (auto& mine : queries_)
+    for (const auto& theirs : old.queries_)
+      if (mine.query && theirs.query && mine.query->name == theirs.query->name &&
+          std::ranges::find(queries, mine.query->name) != queries.end())
+        mine.admitted = theirs.admitted;
 }
 
 PrometheusRenderer::PrometheusRenderer(const Plan& plan, size_t max_series, std::vector<std::string> failed)

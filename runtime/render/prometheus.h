@@ -70,6 +70,9 @@ class PrometheusRenderer {
   std::string render_self(std::span<const IntervalResult> latest, bool attached) const;
   // The position of `query` in the Plan (render order), or -1.
   int query_index(const PlanQuery* query) const;
+  // After a reload: the label sets `old` exported for each of `queries` (by name) count as
+  // exported here too, so a kept query's series stay exported under the cap.
+  void carry_admitted(const PrometheusRenderer& old, const std::vector<std::string>& queries);
 
  private:
   struct Column {
