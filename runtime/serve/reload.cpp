@@ -71,8 +71,8 @@ void ServeReloader::reloaded(const Plan& next, const std::vector<std::string>& k
 
 void ServeReloader::reload_failed(const std::string& why) {
   pending_.clear();
+  output_.reload_result(false);  // published before the log line says so
   say("failed, the queries loaded before keep serving: " + why);
-  output_.reload_result(false);
   sd_notify_state("READY=1\nSTATUS=reload failed; serving the queries loaded before");
 }
 
