@@ -222,8 +222,9 @@ int main(int argc, char** argv) {
   serve->add_option("files", args.files, "Query files or library names (aggregating queries)")
       ->required(false);
   add_query_options(serve, args);
-  serve->get_option("--interval")->description("Refresh the metrics every D (default: the "
-                                               "queries' interval, else 1s)");
+  serve->get_option("--interval")->description("Also read the maps every D in the background "
+                                               "(default: at scrape time when the last read is "
+                                               "older than 0.5s, and every 5m)");
   serve->get_option("--stop-after")->description("Exit after D (default: run until SIGINT/SIGTERM)");
   serve->add_option("--listen", args.listen, "HOST:PORT or unix:/PATH to serve /metrics on")
       ->capture_default_str();

@@ -24,10 +24,11 @@
 
 namespace bpfql {
 
-// Without --interval the maps are read every 30 s in the background, and at scrape time when the
-// last read is older than kMaxScrapeAge (the scrape waits for it, at most kScrapeWait): state
-// at most 0.5 s old for every scrape, at the cost of one read per scrape interval.
-inline constexpr uint64_t kDefaultServeInterval = 30'000'000'000;  // ns
+// Without --interval the maps are read at scrape time, when the last read is older than
+// kMaxScrapeAge (the scrape waits for it, at most kScrapeWait): state at most 0.5 s old for every
+// scrape, at the cost of one read per scrape interval. A host nobody scrapes does no work but a
+// background read every 5 minutes (bench/README.md, "serve: idle CPU and memory").
+inline constexpr uint64_t kDefaultServeInterval = 300'000'000'000;  // ns
 inline constexpr std::chrono::milliseconds kMaxScrapeAge{500};
 inline constexpr std::chrono::milliseconds kScrapeWait{3000};
 
