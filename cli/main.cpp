@@ -71,6 +71,7 @@ struct Args {
   size_t max_series = bpfql::kDefaultMaxSeries;
   bool strict = false;  // serve --strict
   bool no_reload = false;  // serve --no-reload
+  std::string expire_after;  // serve --expire-after
 };
 
 // Turns -p/--interval/--stop-after/--pid into pipeline input; false (after a message) on error.
@@ -238,6 +239,10 @@ int main(int argc, char** argv) {
   serve->add_flag("--strict", args.strict,
                   "Serve nothing unless every query checks (default: serve the queries that do, "
                   "report the rest and export bpfql_query_up 0 for them)");
+  serve->add_option("--expire-after", args.expire_after,
+                    "Remove a group key whose values did not change for D (e.g. 5m) from the maps "
+                    "and the metrics: bounds the series of processes or connections that are gone "
+                    "(a key that comes back restarts from 0, a counter reset to rate())");
   serve->add_flag("--no-reload", args.no_reload,
                   "SIGHUP ends serve instead of reloading the queries, and every capability is "
                   "dropped after attach (a reload needs those that loading needs)");
@@ -388,6 +393,15 @@ Exit status: 0 all passed, 2 any query or library rule failed.)");
       // SIGHUP reloads: loading the new programs needs the capabilities attaching needed, so
       // the session keeps them (the HTTP thread drops all of its own); --no-reload drops them.
       options.drop_privileges = args.no_reload;
+      if (!args.expire_after.empty()) {
+        auto ns = bpfql::parse_duration(args.expire_after);
+        if (!ns || *ns < 1'000'000'000) {
+          std::cerr << "bpfql: --expire-after takes a duration of at least 1s, such as 5m, not '"
+                    << args.expire_after << "'\n";
+          return 2;
+        }
+        options.expire_after = std::chrono::nanoseconds(*ns);
+      }
       bpfql::WebConfig web;
       if (!args.web_config.empty()) {
         auto loaded = bpfql::load_web_config(args.web_config);

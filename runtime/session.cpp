@@ -21,6 +21,7 @@
 
 #include "runtime/collect/collector.h"
 #include "runtime/collect/display.h"
+#include "runtime/collect/idle_keys.h"
 #include "runtime/collect/map_reader.h"
 #include "runtime/load/attach.h"
 #include "runtime/load/carry_state.h"
@@ -62,7 +63,9 @@ class Run {
         bpf_(std::move(bpf)),
         stacks_(*bpf_),
         streams_(output, [this](const PlanQuery& q) { return hooks(q); }),
-        schedule_(plan, SteadyClock::now()) {}
+        schedule_(plan, SteadyClock::now()) {
+    if (options.expire_after.count() > 0) idle_.emplace(options.expire_after);
+  }
 
   // Returns the exit status. `attached`: setup() already ran (a Run that a reload started).
   // When a reload hands over, handover() holds the new Run, already attached.
@@ -108,6 +111,7 @@ class Run {
   bool interrupted_ = false;  // a signal came before tracing began
   int probes_attached_ = 0;
   std::unique_ptr<Run> next_;  // a reload's Run, attached, that takes over from this one
+  std::optional<IdleKeys> idle_;  // serve --expire-after
 };
 
 bool Run::setup() {
@@ -194,6 +198,7 @@ void Run::reload() {
     reloader.reload_failed("the new program did not attach (error above)");
     return;
   }
+  if (idle_) run->idle_ = std::move(idle_);  // by query name: the kept queries' timers go on
   reloader.reloaded(next_plan, kept);
   run->announce(run->probes_attached_);
   next_ = std::move(run);
@@ -257,6 +262,10 @@ void Run::print(Schedule::Entry& e, SteadyClock::time_point now, bool regular) {
   auto read_start = SteadyClock::now();
   QuerySnapshot snapshot = maps_.read(*e.query, /*last=*/stopping_);
   r.dropped = snapshot.dropped;
+  if (idle_ && e.query->cumulative && !stopping_) {
+    r.expired_now = idle_->expire(*e.query, snapshot, *bpf_, SteadyClock::now()) > 0;
+    r.expired_keys = idle_->expired(*e.query);
+  }
   // A flame graph takes every stack: `limit` is for people reading a table.
   const bool whole = options_.format == OutputFormat::Folded || options_.format == OutputFormat::Svg;
   PlanQuery unlimited;

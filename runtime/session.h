@@ -2,6 +2,7 @@
 // Ctrl-C / SIGTERM / stop_after print the final result, detach, and return.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -61,6 +62,9 @@ struct RunOptions {
   bool use_cache = true;
   TracedCommand* command = nullptr;  // -c (not owned)
   Reloader* reloader = nullptr;      // serve: SIGHUP reloads (not owned); else SIGHUP ends the run
+  // serve --expire-after: keys of cumulative queries idle this long are deleted
+  // (runtime/collect/idle_keys.h); 0 = never.
+  std::chrono::nanoseconds expire_after{0};
 };
 
 // Returns the process exit status: 0 success, 1 a runtime failure (load, verify, attach), with

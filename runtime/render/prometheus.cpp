@@ -79,7 +79,7 @@ const std::vector<std::string> kSelfNames = {
     "bpfql_last_refresh_timestamp_seconds", "bpfql_refresh_duration_seconds",
     "bpfql_program_runs_total", "bpfql_program_run_seconds_total", "bpfql_series",
     "bpfql_series_refused", "bpfql_config_last_reload_successful",
-    "bpfql_config_last_reload_success_timestamp_seconds"};
+    "bpfql_config_last_reload_success_timestamp_seconds", "bpfql_expired_keys_total"};
 
 // The fixed bucket set of a histogram family (inclusive upper bounds, +Inf not included): every
 // series of the family carries all of them from the first scrape on, so that series can be summed
@@ -450,6 +450,13 @@ void PrometheusRenderer::render_families(const IntervalResult& r, QueryNames& na
   }
   names.series = groups.size();
   names.refused = seen.size() - groups.size();
+  // Keys expired (serve --expire-after): their label sets leave the cap's count, so that new
+  // ones can take their place.
+  if (r.expired_now)
+    std::erase_if(names.admitted, [&](const std::string& l) {
+      auto f = seen.find(l);
+      return f == seen.end() || f->second == SIZE_MAX;
+    });
   // The cell of aggregate column `c` for series `i` (merged when several rows share its labels).
   std::vector<Cell> merged;
   auto series_cell = [&](size_t i, size_t c, AggKind kind) -> const Cell& {
@@ -559,6 +566,13 @@ std::string PrometheusRenderer::render_self(std::span<const IntervalResult> late
     out += fmt::format("bpfql_query_up{{query=\"{}\"}} 0\n", prometheus_label_value(name));
   per_query("bpfql_lost_events_total", "Events the query lost because its perf buffer was full",
             "counter", [](const PlanQuery*, const IntervalResult* r) { return std::to_string(r ? r->lost : 0); });
+  if (expiring_)
+    per_query("bpfql_expired_keys_total",
+              "Group keys removed from the query's maps because their values did not change for "
+              "--expire-after (their series restart from 0 if they come back)",
+              "counter", [](const PlanQuery*, const IntervalResult* r) {
+                return std::to_string(r && r->expired_keys ? *r->expired_keys : 0);
+              });
   per_query("bpfql_dropped_keys_total",
             "Events whose key the query could not store because a map was full (raise max_entries)",
             "counter", [](const PlanQuery*, const IntervalResult* r) { return std::to_string(r ? r->dropped : 0); });

@@ -54,6 +54,7 @@ void PrometheusOutput::interval(const IntervalResult& result) {
   summary.program_stats = result.program_stats;
   summary.program_runs = result.program_runs;
   summary.program_run_ns = result.program_run_ns;
+  summary.expired_keys = result.expired_keys;
   for (auto& r : latest_)
     if (r.query == result.query) {
       r = std::move(summary);
@@ -92,6 +93,7 @@ void PrometheusOutput::replan(const Plan& plan, const std::vector<std::string>& 
                               std::vector<std::string> failed) {
   auto renderer = std::make_unique<PrometheusRenderer>(plan, max_series_, std::move(failed));
   renderer->carry_admitted(*renderer_, kept);
+  renderer->set_expiring(expiring_);
   renderer_ = std::move(renderer);
   texts_.assign(plan.queries.size(), "");
   refreshed_.assign(plan.queries.size(), false);
@@ -100,6 +102,12 @@ void PrometheusOutput::replan(const Plan& plan, const std::vector<std::string>& 
   for (const auto& q : plan.queries)
     if (q.interval_ns) refresh_ns_ = std::max(refresh_ns_, *q.interval_ns);
   if (refresh_ns_ == 0) refresh_ns_ = kDefaultServeInterval;
+}
+
+void PrometheusOutput::set_expiring(bool on) {
+  expiring_ = on;
+  renderer_->set_expiring(on);
+  publish();
 }
 
 void PrometheusOutput::reload_result(bool ok) {
@@ -149,6 +157,7 @@ int serve_plan(const Plan& plan, HttpExporter& exporter, RunOptions options, std
   exporter.refresh_on_demand(kMaxScrapeAge, kScrapeWait);
   PrometheusOutput output(plan, exporter, std::move(version), max_series, std::move(failed));
   options.output = &output;
+  output.set_expiring(options.expire_after.count() > 0);
   std::unique_ptr<Reloader> reloader;
   if (make_reloader) {
     reloader = make_reloader(output);

@@ -52,6 +52,8 @@ class PrometheusOutput final : public Output {
   // The outcome of the last SIGHUP, as bpfql_config_last_reload_successful (1 before any reload)
   // and bpfql_config_last_reload_success_timestamp_seconds (the start, then each good reload).
   void reload_result(bool ok);
+  // serve --expire-after: exports bpfql_expired_keys_total.
+  void set_expiring(bool on);
 
  private:
   void publish();
@@ -65,6 +67,7 @@ class PrometheusOutput final : public Output {
   bool attached_ = false;
   bool announced_ = false;  // started() said where it serves (once: a reload starts it again)
   bool last_reload_ok_ = true;
+  bool expiring_ = false;
   double last_reload_success_ = 0;  // Unix time
   std::vector<bool> refreshed_;  // per query: read since the last publication
   std::chrono::steady_clock::time_point published_{};

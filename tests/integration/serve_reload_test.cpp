@@ -2,7 +2,8 @@
 // counter continues across the reload, a changed one starts again from zero as a new query, a
 // removed one disappears and a new file's query appears; a broken edit keeps the old set serving
 // and sets bpfql_config_last_reload_successful to 0. Counts are exact: the workloads run before
-// and after the reload, never during it.
+// and after the reload, never during it. And --expire-after: the keys of processes that exited
+// leave the maps and the exposition once idle, and a key that comes back starts from 0.
 #include <httplib.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -152,6 +153,64 @@ TEST_CASE("serve: SIGHUP reloads; a kept query's counter continues, a changed on
   CHECK_LINE(broken, "bpfql_query_up{query=\"kept\"} 1");
   CHECK_LINE(broken, "bpfql_config_last_reload_successful 0");
   CHECK(s.running());
+
+  s.signal(SIGTERM);
+  auto st = s.wait(milliseconds(30000));
+  REQUIRE(st.has_value());
+  CHECK(st->exited_with(0));
+}
+
+TEST_CASE("serve --expire-after: idle keys of exited processes are removed; a key that comes back restarts from 0") {
+  BPFQL_REQUIRE_ROOT();
+  TempDir dir;
+  std::string file = dir.write("q.yml", R"(params:
+  a: {type: int}
+  b: {type: int}
+queries:
+  - name: by-pid
+    probe: tracepoint:syscalls:sys_enter_getppid
+    where: pid == $a || pid == $b
+    select: [count() as calls, hist(pid) as pids]
+    group_by: pid
+  - name: by-comm
+    probe: tracepoint:syscalls:sys_enter_getppid
+    where: pid == $a || pid == $b
+    select: count() as calls
+    group_by: comm
+)");
+  Process a = Process::spawn({BPFQL_WORKLOAD, "getppid", "100"});
+  Process b = Process::spawn({BPFQL_WORKLOAD, "getppid", "200"});
+  int port = unused_port();
+  Process s = Process::spawn({BPFQL_BINARY, "serve", file, "-p", fmt::format("a={}", a.pid()), "-p",
+                              fmt::format("b={}", b.pid()), "--expire-after", "2s", "--listen",
+                              fmt::format("127.0.0.1:{}", port)});
+  REQUIRE_MESSAGE(s.wait_for_stderr("Tracing", milliseconds(60000)), s.err());
+  const std::string pa = fmt::format("pid=\"{}\"", a.pid()), pb = fmt::format("pid=\"{}\"", b.pid());
+
+  REQUIRE(a.write_stdin("go\n"));
+  REQUIRE(a.wait(milliseconds(30000)).has_value());
+  std::string first = metrics(port);
+  CHECK_LINE(first, "bpfql_by_pid_calls_total{" + pa + "} 100");
+  CHECK_LINE(first, "bpfql_by_comm_calls_total{comm=\"bpfql-wl\"} 100");
+  CHECK_LINE(first, "bpfql_expired_keys_total{query=\"by-pid\"} 0");
+
+  // a exited 2 s ago and its keys did not change since: the next read removes them.
+  std::this_thread::sleep_for(milliseconds(2500));
+  std::string expired = metrics(port);
+  CHECK(expired.find(pa) == std::string::npos);  // its counter and its histogram's series
+  CHECK(expired.find("bpfql_by_comm_calls_total{") == std::string::npos);
+  CHECK_LINE(expired, "bpfql_expired_keys_total{query=\"by-pid\"} 1");
+  CHECK_LINE(expired, "bpfql_expired_keys_total{query=\"by-comm\"} 1");
+  CHECK_LINE(expired, "bpfql_series{query=\"by-pid\"} 0");
+
+  // b: the same comm comes back and counts from 0 (a reset to rate()), b's pid is new.
+  REQUIRE(b.write_stdin("go\n"));
+  REQUIRE(b.wait(milliseconds(30000)).has_value());
+  std::string back = metrics(port);
+  CHECK_LINE(back, "bpfql_by_comm_calls_total{comm=\"bpfql-wl\"} 200");
+  CHECK_LINE(back, "bpfql_by_pid_calls_total{" + pb + "} 200");
+  CHECK(back.find(pa) == std::string::npos);
+  CHECK(back.find("bpfql_by_pid_pids_count{" + pb + "} 200") != std::string::npos);
 
   s.signal(SIGTERM);
   auto st = s.wait(milliseconds(30000));
