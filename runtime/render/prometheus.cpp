@@ -58,8 +58,22 @@ std::string family_name(const std::string& query, const std::string& column, Agg
   std::string q = prometheus_name_part(query);
   std::string part = prometheus_name_part(column);
   if (part.empty()) part = "value";
+  // A time exported in seconds loses the abbreviated unit its name carried (`latency_ns` →
+  // `latency_seconds`, `ns` → the query's name + `_seconds`): promtool rejects abbreviations.
+  if (prometheus_unit_suffix(unit) == "_seconds")
+    for (const char* abbreviation : {"ns", "us", "ms", "nsecs", "usecs", "msecs"}) {
+      std::string tail = std::string("_") + abbreviation;
+      if (part == abbreviation) {
+        part.clear();
+        break;
+      }
+      if (part.ends_with(tail)) {
+        part.resize(part.size() - tail.size());
+        break;
+      }
+    }
   std::string base = "bpfql_" + q;
-  if (!(part == q || q.ends_with("_" + part))) base += "_" + part;
+  if (!part.empty() && !(part == q || q.ends_with("_" + part))) base += "_" + part;
   base = with_unit_suffix(base, unit);  // base units: _seconds, _bytes (prometheus_units.h)
   if (counter_kind(kind)) return base.ends_with("_total") ? base : base + "_total";
   for (const char* reserved : {"_total", "_count", "_sum", "_bucket"})
