@@ -10,6 +10,7 @@
 #include "compiler/syntax/parser.h"
 #include "compiler/check/kernel_access.h"
 #include "compiler/check/kernel_types.h"
+#include "compiler/check/shared_names.h"
 
 namespace bpfql {
 namespace {
@@ -151,12 +152,15 @@ class ExprChecker {
     if (is_arg_name(name, &arg)) return resolve_builtin(e, Builtin::Arg, arg);
     if (scope_.macros)
       if (auto macro = scope_.macros->find(name); macro != scope_.macros->end()) {
-        if (all_tracepoints() && every_probe_has_field(name))
-          return error_at(e.loc, fmt::format("'{}' is both a macro (defined at {}:{}) and a field "
+        if (all_tracepoints() && every_probe_has_field(name)) {
+          Diagnostic both{e.loc, fmt::format("'{}' is both a macro (defined at {}:{}) and a field "
                                              "of this probe; write args.{} for the field, or "
                                              "rename the macro",
                                              name, macro->second.name_loc.file,
-                                             macro->second.name_loc.line, name));
+                                             macro->second.name_loc.line, name)};
+          both.notes.push_back({macro->second.name_loc, fmt::format("macro '{}' is defined here", name)});
+          return std::unexpected(std::move(both));
+        }
         return expand_macro(e, macro->second, depth);
       }
     if (all_tracepoints() && every_probe_has_field(name)) {
@@ -174,18 +178,19 @@ class ExprChecker {
   }
 
   // A macro's expression takes the place of its name: parsed where it is defined, checked here
-  // (on this query's probes). An error inside it points at the definition and names the use.
+  // (on this query's probes). An error inside it is reported at the use, as a compiler reports
+  // one in a macro expansion, with a note at the place in the definition (one per macro level).
   Result<void> expand_macro(Expr& e, const MacroDef& macro, int depth) {
     auto at_use = [&](Diagnostic d) {
-      d.message += fmt::format(" (in macro '{}', used at {}:{}:{})", macro.name, e.loc.file,
-                               e.loc.line, e.loc.col);
-      return std::unexpected(std::move(d));
+      return std::unexpected(in_definition(std::move(d), e.loc, "macro", macro.name));
     };
     if (std::ranges::find(expanding_, macro.name) != expanding_.end()) {
       std::string chain;
       for (const auto& m : expanding_) chain += m + " -> ";
-      return error_at(macro.name_loc, fmt::format("macro '{}' uses itself ({}{})", macro.name,
-                                                  chain, macro.name));
+      Diagnostic loop{e.loc, fmt::format("macro '{}' uses itself ({}{})", macro.name, chain,
+                                         macro.name)};
+      loop.notes.push_back({macro.name_loc, fmt::format("macro '{}' is defined here", macro.name)});
+      return std::unexpected(std::move(loop));
     }
     auto parsed = parse_expression(macro.text.text, macro.text.loc);
     if (!parsed) return at_use(parsed.error());
@@ -718,6 +723,7 @@ class ExprChecker {
   }
 
   Result<void> visit(Expr& e, InList& in, int depth) {
+    if (!in.list.empty()) return check_named_list(e, in, depth);
     if (in.items.empty()) return error_at(e.loc, "'in' needs at least one value");
     if (in.items.size() > 64) return error_at(e.loc, "'in' takes at most 64 values");
     if (auto r = check(*in.value, depth + 1); !r) return r;
@@ -726,6 +732,25 @@ class ExprChecker {
       if (auto r = check(*item, depth + 1); !r) return r;
       if (auto ok = probe_name_as_index(*in.value, *item); !ok) return ok;
       if (auto ok = check_comparable(*item, *in.value, *item); !ok) return ok;
+    }
+    e.type = Type::boolean();
+    return {};
+  }
+
+  // `VALUE in NAME`: the list's values checked as if written in place; an error in one points
+  // at the name, with a note at the value in the definition.
+  Result<void> check_named_list(Expr& e, InList& in, int depth) {
+    auto list = find_list(in, scope_.lists, scope_.macros);
+    if (!list) return std::unexpected(list.error());
+    if (auto r = check(*in.value, depth + 1); !r) return r;
+    if (auto r = check_list_type(in, **list, in.value->type); !r) return r;
+    if (auto r = fill_list_items(in, **list); !r) return r;
+    for (auto& item : in.items) {
+      Result<void> checked = check(*item, depth + 1);
+      if (checked) checked = probe_name_as_index(*in.value, *item);
+      if (checked) checked = check_comparable(*item, *in.value, *item);
+      if (!checked)
+        return std::unexpected(in_definition(checked.error(), in.list_loc, "list", in.list));
     }
     e.type = Type::boolean();
     return {};
