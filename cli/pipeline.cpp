@@ -19,8 +19,7 @@ namespace {
 
 std::string rendered(const Diagnostic& diag, const std::map<std::string, std::string>& texts,
                      std::string_view severity = "error") {
-  auto it = texts.find(diag.loc.file);
-  return format_diagnostic(diag, it == texts.end() ? std::string_view() : it->second, severity);
+  return format_diagnostic(diag, texts, severity);
 }
 
 std::set<std::string> declared_params(const QueryFile& file) {
