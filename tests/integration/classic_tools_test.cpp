@@ -467,6 +467,121 @@ TEST_CASE("exitsnoop side by side with a bpftrace rewrite of exitsnoop: pid, par
   CHECK(ours == theirs);
 }
 
+TEST_CASE("tcpconnect side by side with a bpftrace rewrite of tcpconnect.bt: the workload's connects") {
+  BPFQL_REQUIRE_ROOT();
+  LoopbackPort listener(/*listening=*/true);
+  std::string port = std::to_string(listener.port());
+  ReferenceTool bt;
+  TraceRun run = trace({.queries = {library("net/tcpconnect")},
+                        .workload = {"connect", "3", port},
+                        .pass_pid = false,
+                        .pid_option = true,
+                        .while_tracing_pid = [&](pid_t pid) {
+                          // tcpconnect.bt needs a kprobe on tcp_connect: the SYN_SENT change instead.
+                          bt.start(bpftrace_e("tracepoint:sock:inet_sock_set_state /args->newstate == 2 && "
+                                              "args->protocol == 6 && pid == " + std::to_string(pid) +
+                                              "/ { printf(\"connect %d %s %s %d\\n\", pid, comm, "
+                                              "ntop(args->daddr), args->dport); }"),
+                                   "ready");
+                        }});
+  std::vector<std::string> reference = bt.stop();
+  INFO("stderr:\n" << run.err << "bpftrace:\n" << joined(reference));
+  std::multiset<std::string> ours, theirs;
+  for (const json& e : events_of_pid(run, "tcpconnect"))
+    ours.insert("connect " + std::to_string(as_int(e["pid"])) + " " + e["comm"].get<std::string>() + " " +
+                e["args.daddr"].get<std::string>() + " " + std::to_string(as_int(e["args.dport"])));
+  for (const std::string& line : reference)
+    if (line.rfind("connect ", 0) == 0) theirs.insert(line);
+  CHECK(ours.size() == 3);
+  CHECK(ours.count("connect " + std::to_string(run.workload_pid) + " bpfql-wl 127.0.0.1 " + port) == 3);
+  CHECK(ours == theirs);
+}
+
+TEST_CASE("writeback side by side with writeback.bt: a sync's writeback of the disk") {
+  BPFQL_REQUIRE_ROOT();
+  std::string file = "/var/tmp/bpfql-writeback-test-" + std::to_string(::getpid());
+  ReferenceTool bt;
+  TraceRun run = trace({.queries = {library("mm/writeback")},
+                        .pass_pid = false,
+                        .command = {"/bin/sh", "-c",
+                                    "read x; dd if=/dev/zero of=" + file + " bs=65536 count=64 2>/dev/null; sync; rm -f " + file},
+                        .while_tracing = [&](const Process&) {
+                          bt.start({bpftrace_binary(), "/usr/sbin/writeback.bt"}, "Hit Ctrl-C");
+                        }});
+  std::vector<std::string> reference = bt.stop();
+  INFO("stderr:\n" << run.err << "writeback.bt:\n" << joined(reference));
+  // "DEVICE REASON" of each writeback. writeback.bt also prints the writebacks whose start it
+  // did not see (latency 0), which a span leaves out: what bpfql printed, writeback.bt printed.
+  std::multiset<std::string> ours, theirs;
+  for (const json& e : events_of(run, "writeback"))
+    ours.insert(e["device"].get<std::string>() + " " + e["reason"].get<std::string>());
+  for (const std::string& line : reference) {
+    auto w = split_words(line);  // TIME DEVICE PAGES REASON ms
+    if (w.size() == 5 && w[0].find(':') != std::string::npos) theirs.insert(w[1] + " " + w[3]);
+  }
+  std::size_t syncs = 0;
+  for (const auto& l : ours) syncs += l.size() > 5 && l.substr(l.size() - 5) == " sync";
+  CHECK(syncs >= 1);
+  for (const auto& l : ours) CHECK(theirs.count(l) >= ours.count(l));
+}
+
+TEST_CASE("ssllatency side by side with ssllatency.bt: OpenSSL calls by function and success") {
+  BPFQL_REQUIRE_ROOT();
+  TempDir dir;
+  Completed cert = run_to_completion({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                                      dir.file("key.pem"), "-out", dir.file("cert.pem"), "-subj", "/CN=bpfql",
+                                      "-days", "1"},
+                                     milliseconds(30000));
+  REQUIRE(cert.status.exited_with(0));
+  std::string port = std::to_string(20000 + ::getpid() % 20000);
+  Process server = Process::spawn({"/usr/bin/openssl", "s_server", "-accept", "127.0.0.1:" + port, "-cert",
+                                   dir.file("cert.pem"), "-key", dir.file("key.pem"), "-www", "-naccept", "1"});
+  REQUIRE(server.wait_for_stdout("ACCEPT", milliseconds(30000)));
+  ReferenceTool bt;
+  TraceRun run = trace({.queries = {library("net/ssllatency")},
+                        .pass_pid = false,
+                        .command = {"/bin/sh", "-c",
+                                    "read x; printf 'GET / HTTP/1.0\\r\\n\\r\\n' | /usr/bin/openssl s_client -connect 127.0.0.1:" +
+                                        port + " -quiet >/dev/null 2>&1; true"},
+                        .while_tracing = [&](const Process&) {
+                          bt.start({bpftrace_binary(), "/usr/sbin/ssllatency.bt"}, "Hit Ctrl-C");
+                        }});
+  server.wait(milliseconds(10000));
+  std::vector<std::string> reference = bt.stop();
+  INFO("stderr:\n" << run.err << "ssllatency.bt:\n" << joined(reference));
+  // Per function: calls that succeeded and that failed (SSL_read of a non-blocking socket fails
+  // with WANT_READ); both count every process's calls, client and server. ssllatency.bt names
+  // the function by `func`, which it resolves when it prints, after the processes exited: it
+  // prints addresses. And it splits by `(int8)retval >= 1`, so a read of 256 bytes counts as a
+  // failure there (bpfql: `(s32)retval > 0`). So the functions are matched by their calls.
+  std::map<std::string, std::pair<int64_t, int64_t>> ours, theirs;
+  for (const json& print : intervals_of(run, "ssllatency"))
+    for (const json& row : print["rows"]) {
+      std::string function = row["function"];
+      bool ok = row["ok"].is_boolean() ? row["ok"].get<bool>() : as_int(row["ok"]) != 0;
+      auto& counts = ours[function.substr(function.rfind(':') + 1)];
+      (ok ? counts.first : counts.second) += as_int(row["calls"]);
+    }
+  for (const std::string& line : reference) {  // @stat[SSL_read]: count 9, average 23, total 207
+    bool failed = line.rfind("@statF[", 0) == 0;
+    if (!failed && line.rfind("@stat[", 0) != 0) continue;
+    std::string function = line.substr(line.find('[') + 1, line.find(']') - line.find('[') - 1);
+    auto w = split_words(line.substr(line.find(':') + 1));
+    if (w.size() >= 2 && w[0] == "count") (failed ? theirs[function].second : theirs[function].first) = std::stoll(w[1]);
+  }
+  std::multiset<int64_t> our_counts, their_counts;
+  std::string shown;
+  for (const auto& [function, counts] : ours) {
+    our_counts.insert(counts.first + counts.second);
+    shown += function + " ok " + std::to_string(counts.first) + " failed " + std::to_string(counts.second) + "\n";
+  }
+  for (const auto& [function, counts] : theirs) their_counts.insert(counts.first + counts.second);
+  INFO("bpfql:\n" << shown);
+  CHECK(ours["SSL_read"].first >= 1);  // the server read the request, the client the answer
+  CHECK(ours["SSL_write"].first >= 1);
+  CHECK(our_counts == their_counts);
+}
+
 // A memory cgroup (v1, as mounted here) of its own with a small limit, removed at scope exit.
 class MemoryCgroup {
  public:
