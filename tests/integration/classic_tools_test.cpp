@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -580,6 +581,50 @@ TEST_CASE("ssllatency side by side with ssllatency.bt: OpenSSL calls by function
   CHECK(ours["SSL_read"].first >= 1);  // the server read the request, the client the answer
   CHECK(ours["SSL_write"].first >= 1);
   CHECK(our_counts == their_counts);
+}
+
+TEST_CASE("tcplife side by side with a bpftrace rewrite of tcplife.bt: each session's process and ports") {
+  BPFQL_REQUIRE_ROOT();
+  std::optional<LoopbackPort> listener(std::in_place, /*listening=*/true);
+  std::string port = std::to_string(listener->port());
+  ReferenceTool bt;
+  TraceRun run = trace({.queries = {library("net/tcplife")},
+                        .workload = {"connect", "3", port},
+                        .pass_pid = false,
+                        .while_tracing = [&](const Process&) {
+                          // tcplife.bt needs a kprobe on tcp_set_state: its logic on the state
+                          // change tracepoint (the process at the last change to SYN_SENT,
+                          // SYN_RECV or ESTABLISHED; a line at CLOSE).
+                          bt.start(bpftrace_e("tracepoint:sock:inet_sock_set_state /args->protocol == 6/ {"
+                                              " if (args->newstate < 4) { @pid[args->skaddr] = pid; }"
+                                              " if (args->newstate == 7 && @pid[args->skaddr]) {"
+                                              " printf(\"life %d %d %d\\n\", @pid[args->skaddr], args->sport, args->dport);"
+                                              " delete(@pid[args->skaddr]); } }"),
+                                   "ready");
+                        },
+                        // Closing the listener resets its children and the clients' sockets close.
+                        .after_workload = [&] {
+                          listener.reset();
+                          usleep(300'000);
+                        }});
+  std::vector<std::string> reference = bt.stop();
+  INFO("stderr:\n" << run.err << "bpftrace:\n" << joined(reference));
+  std::multiset<std::string> ours, theirs;  // "life PID LPORT RPORT"
+  for (const json& e : events_of(run, "tcplife")) {
+    std::string lport = std::to_string(as_int(e["lport"])), rport = std::to_string(as_int(e["rport"]));
+    if (lport == port || rport == port)
+      ours.insert("life " + std::to_string(as_int(e["pid"])) + " " + lport + " " + rport);
+  }
+  for (const std::string& line : reference) {
+    auto w = split_words(line);
+    if (w.size() == 4 && w[0] == "life" && (w[2] == port || w[3] == port)) theirs.insert(line);
+  }
+  std::size_t clients = 0;
+  for (const auto& l : ours)
+    clients += l.rfind("life " + std::to_string(run.workload_pid) + " ", 0) == 0 &&
+               l.substr(l.size() - port.size() - 1) == " " + port;
+  CHECK(clients == 3);
+  CHECK(ours == theirs);
 }
 
 // A memory cgroup (v1, as mounted here) of its own with a small limit, removed at scope exit.
