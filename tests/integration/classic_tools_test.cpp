@@ -350,35 +350,37 @@ std::string renamed_copy(const TempDir& dir, const std::string& binary, const st
 TEST_CASE("statsnoop side by side with statsnoop.bt: the paths stat'ed and their errors") {
   BPFQL_REQUIRE_ROOT();
   TempDir dir;
-  std::string stat = renamed_copy(dir, "/usr/bin/stat", "bpfql-stat");
   std::string found = dir.write("found", "x"), missing = dir.file("missing");
   ReferenceTool bt;
+  // statx(), which statsnoop.bt traces (glibc's stat() is newfstatat, which it does not).
   TraceRun run = trace({.queries = {library("syscalls/statsnoop")},
+                        .workload = {"statx", "3", found, "statx", "2", missing},
                         .pass_pid = false,
-                        .command = {"/bin/sh", "-c", "read x; " + stat + " " + found + " " + missing +
-                                                         " >/dev/null 2>&1; true"},
+                        .pid_option = true,  // a build next door makes thousands of stat() a second
                         .while_tracing = [&](const Process&) {
                           bt.start({bpftrace_binary(), "/usr/sbin/statsnoop.bt"}, "Hit Ctrl-C");
                         }});
   std::vector<std::string> reference = bt.stop();
-  INFO("stderr:\n" << run.err << "statsnoop.bt:\n" << joined(reference));
-  // "PATH ERRNO" of the two paths given (glibc's fstat() is newfstatat on "", which statsnoop.bt
-  // does not trace and bpfql does).
-  std::multiset<std::string> ours, theirs;
-  for (const json& e : events_of(run, "statsnoop")) {
-    std::string path = e["path"];
-    if (e["comm"] != "bpfql-stat" || (path != found && path != missing)) continue;
+  std::string all = joined(reference);
+  INFO("stderr:\n" << run.err << "statsnoop.bt, the end:\n" << all.substr(all.size() > 3000 ? all.size() - 3000 : 0));
+  std::multiset<std::string> ours, theirs;  // "PATH ERRNO"
+  for (const json& e : events_of_pid(run, "statsnoop")) {
     std::string result = e["result"];
-    ours.insert(path + " " + (result == "ENOENT" ? "2" : result));
+    ours.insert(e["path"].get<std::string>() + " " + (result == "ENOENT" ? "2" : result));
   }
   for (const std::string& line : reference) {
     auto w = split_words(line);  // PID COMM ERR PATH
-    if (w.size() == 4 && w[1] == "bpfql-stat" && (w[3] == found || w[3] == missing))
-      theirs.insert(w[3] + " " + w[2]);
+    if (w.size() == 4 && w[0] == std::to_string(run.workload_pid)) theirs.insert(w[3] + " " + w[2]);
   }
-  CHECK(ours.count(found + " 0") >= 1);
-  CHECK(ours.count(missing + " 2") >= 1);
-  CHECK(ours == theirs);
+  CHECK(ours.count(found + " 0") == 3);
+  CHECK(ours.count(missing + " 2") == 2);
+  CHECK(ours.size() == 5);
+  if (all.find("Lost ") == std::string::npos) {
+    CHECK(ours == theirs);
+  } else {  // statsnoop.bt traces every process and its buffer overflowed: what it saw, we saw
+    MESSAGE("statsnoop.bt lost events on this busy machine: comparing what it printed");
+    for (const auto& l : theirs) CHECK(ours.count(l) >= theirs.count(l));
+  }
 }
 
 TEST_CASE("setuids side by side with setuids.bt: chroot --userspec's setuid()") {

@@ -22,6 +22,7 @@
 //   threads N            N pthread_create()s of bpfql_wl_thread, each joined before the next
 //   nanosleep MS...      one nanosleep() (the old system call, not clock_nanosleep) per value
 //   chown N PATH         N fchownat(PATH, 65534, -1): as root, each is a CAP_CHOWN check
+//   statx N PATH         N statx(PATH) calls, whether PATH exists or not
 //
 // Before doing anything it names itself "bpfql-wl" and waits until stdin is readable (a line or
 // EOF), so a test can attach bpfql to its pid first. It waits with poll() and never reads stdin:
@@ -39,6 +40,7 @@
 #include <netinet/in.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -212,6 +214,11 @@ static void do_chown(long n, const char* path) {
     if (fchownat(AT_FDCWD, path, 65534, (gid_t)-1, 0) != 0) die(path);
 }
 
+static void do_statx(long n, const char* path) {
+  struct statx buf;
+  for (long i = 0; i < n; ++i) statx(AT_FDCWD, path, 0, STATX_BASIC_STATS, &buf);
+}
+
 static void wait_for_release(void) {
   struct pollfd p = {.fd = 0, .events = POLLIN};
   while (poll(&p, 1, -1) < 0) {
@@ -245,7 +252,7 @@ static int parse_steps(int argc, char** argv, struct step* steps, int max_steps)
     } else if (!strcmp(name, "getppid-paced") || !strcmp(name, "read") || !strcmp(name, "write") ||
                !strcmp(name, "openat") || !strcmp(name, "open-missing") || !strcmp(name, "mixed") ||
                !strcmp(name, "connect") || !strcmp(name, "connect6") ||
-               !strcmp(name, "connect-refused") || !strcmp(name, "chown")) {
+               !strcmp(name, "connect-refused") || !strcmp(name, "chown") || !strcmp(name, "statx")) {
       args_needed = 2;
     } else if (!strcmp(name, "sleep") || !strcmp(name, "nanosleep")) {
       s->sleeps = &argv[i];
@@ -262,7 +269,8 @@ static int parse_steps(int argc, char** argv, struct step* steps, int max_steps)
     if (i + args_needed > argc) usage("missing step arguments");
     s->a = number(argv[i]);
     if (args_needed == 2) {
-      int path_arg = !strcmp(name, "openat") || !strcmp(name, "open-missing") || !strcmp(name, "chown");
+      int path_arg = !strcmp(name, "openat") || !strcmp(name, "open-missing") || !strcmp(name, "chown") ||
+                     !strcmp(name, "statx");
       if (path_arg) s->path = argv[i + 1];
       else s->b = number(argv[i + 1]);
     }
@@ -293,6 +301,7 @@ static void run_step(struct step* s, int zero_fd, int null_fd) {
   else if (!strcmp(name, "connect-refused")) do_connect_refused(s->a, s->b);
   else if (!strcmp(name, "threads")) do_threads(s->a);
   else if (!strcmp(name, "chown")) do_chown(s->a, s->path);
+  else if (!strcmp(name, "statx")) do_statx(s->a, s->path);
   else if (!strcmp(name, "mixed")) {
     do_getppid(s->a);
     do_read(zero_fd, s->a, s->b, s->buf);
