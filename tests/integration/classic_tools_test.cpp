@@ -2,7 +2,7 @@
 // workload at the same time: bpftrace 0.17's own script where it runs on this kernel, BCC's tool,
 // or a bpftrace program on the same tracepoint/uprobe where the reference needs a kprobe. Both
 // answers are compared for the workload's pid: exact counts where the workload fixes them,
-// histogram buckets where it is a size.
+// histogram buckets where it is a size, calls per function for ssllatency.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -626,6 +626,37 @@ TEST_CASE("tcplife side by side with a bpftrace rewrite of tcplife.bt: each sess
     clients += l.rfind("life " + std::to_string(run.workload_pid) + " ", 0) == 0 &&
                l.substr(l.size() - port.size() - 1) == " " + port;
   CHECK(clients == 3);
+  CHECK(ours == theirs);
+}
+
+TEST_CASE("tcpaccept side by side with a bpftrace rewrite of tcpaccept.bt: the listener's handshakes") {
+  BPFQL_REQUIRE_ROOT();
+  LoopbackPort listener(/*listening=*/true);
+  std::string port = std::to_string(listener.port());
+  ReferenceTool bt;
+  TraceRun run = trace({.queries = {library("net/tcpaccept")},
+                        .workload = {"connect", "3", port},
+                        .params = {{"port", port}},
+                        .pass_pid = false,
+                        .while_tracing = [&](const Process&) {
+                          // tcpaccept.bt needs a kretprobe on inet_csk_accept: the SYN_RECV ->
+                          // ESTABLISHED change of the listener's child instead.
+                          bt.start(bpftrace_e("tracepoint:sock:inet_sock_set_state /args->protocol == 6 && "
+                                              "args->oldstate == 3 && args->newstate == 1 && args->sport == " + port +
+                                              "/ { printf(\"accept %s %d %s %d\\n\", ntop(args->saddr), args->sport, "
+                                              "ntop(args->daddr), args->dport); }"),
+                                   "ready");
+                        }});
+  std::vector<std::string> reference = bt.stop();
+  INFO("stderr:\n" << run.err << "bpftrace:\n" << joined(reference));
+  std::multiset<std::string> ours, theirs;  // "accept LADDR LPORT RADDR RPORT"
+  for (const json& e : events_of(run, "tcpaccept"))
+    ours.insert("accept " + e["laddr"].get<std::string>() + " " + std::to_string(as_int(e["lport"])) + " " +
+                e["raddr"].get<std::string>() + " " + std::to_string(as_int(e["rport"])));
+  for (const std::string& line : reference)
+    if (line.rfind("accept ", 0) == 0) theirs.insert(line);
+  CHECK(ours.size() == 3);
+  for (const auto& l : ours) CHECK(l.rfind("accept 127.0.0.1 " + port + " 127.0.0.1 ", 0) == 0);
   CHECK(ours == theirs);
 }
 
