@@ -281,7 +281,10 @@ TEST_CASE("tcpstates side by side with BCC's tcpstates: the same transitions of 
                         .while_tracing = [&](const Process&) {
                           bcc.start({"/usr/sbin/tcpstates-bpfcc"}, "SKADDR",
                                     {.env = {{"PYTHONUNBUFFERED", "1"}}});
-                        }});
+                        },
+                        // FIN_WAIT1 -> FIN_WAIT2 runs when the peer's ACK is processed, in
+                        // ksoftirqd on a busy machine: give it time before bpfql stops.
+                        .after_workload = [] { usleep(500'000); }});
   std::vector<std::string> reference = bcc.stop();
   INFO("stderr:\n" << run.err << "tcpstates-bpfcc:\n" << joined(reference));
   // "LADDR:LPORT RADDR:RPORT OLD->NEW" for the sockets on the test's port.

@@ -34,7 +34,8 @@ class ReferenceTool {
   std::vector<std::string> stop() {
     REQUIRE_MESSAGE(started_, "the reference tool did not start:\n" << process_->err());
     process_->signal(SIGINT);
-    auto status = process_->wait(milliseconds(30000));
+    // BCC's Python tools detach each probe on exit, slowly on a loaded machine.
+    auto status = process_->wait(milliseconds(60000));
     REQUIRE_MESSAGE(status.has_value(), "the reference tool did not stop");
     std::vector<std::string> lines;
     std::istringstream in(process_->out());
