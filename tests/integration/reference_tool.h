@@ -44,6 +44,13 @@ class ReferenceTool {
   }
 
   std::string out() const { return process_ ? process_->out() : ""; }
+  std::string err() const { return process_ ? process_->err() : ""; }
+  // bpftrace says "Lost N events" when its perf buffer overflowed (a tool that traces every
+  // process, on a busy machine).
+  bool lost_events() const {
+    return process_ && (process_->out().find("Lost ") != std::string::npos ||
+                        process_->err().find("Lost ") != std::string::npos);
+  }
 
  private:
   std::optional<Process> process_;
