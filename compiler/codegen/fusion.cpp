@@ -60,6 +60,10 @@ std::string fused_function(const std::string& name, const std::string& tracepoin
     std::string label = fmt::format("{}_{}_end", name, m);
     bool jumps = false;
     out += "  " + body.comment + "\n  {  /* " + originals[m] + " */\n";
+    // Each body starts from a record pointer clang cannot relate to the previous body's: it
+    // would otherwise keep `args + offset` of a field two bodies read in a register, and the
+    // verifier refuses a load through a modified context pointer.
+    if (m > 0) out += "    BPFQL_OPAQUE(args);\n";
     for (const auto& l : body.lines) {
       if (std::find(hoisted.begin(), hoisted.end(), trim(l)) != hoisted.end()) continue;
       std::string text = l;
@@ -126,6 +130,7 @@ std::string fuse_by_attach_point(const std::vector<AttachedBody>& bodies, Plan& 
     }
     const std::string& tag = state.tracepoints.at(tracepoint).tag;
     state.tracepoints_used.insert(tracepoint);
+    use_helper(state.helpers, CHelper::Opaque);
     out += "\n" + fused_function(name, tracepoint, tag, members, originals, state.dialect);
   }
   return out;

@@ -21,6 +21,13 @@ constexpr const char* kBarrier =
 #define BPFQL_BARRIER() asm volatile("" ::: "memory")
 )";
 
+// An empty asm that takes a register and gives it back: no instruction, but LLVM no longer knows
+// the value it holds, so it cannot reuse an address computed from the old one.
+constexpr const char* kOpaque =
+    R"(/* a value LLVM must take as new: no address computed from the old one is reused */
+#define BPFQL_OPAQUE(x) asm volatile("" : "+r"(x))
+)";
+
 constexpr const char* kLog2 = R"(/* floor(log2(v)) for v > 0, without loops */
 static __always_inline u32 bpfql_log2(u64 v) {
   u32 r = 0;
@@ -125,6 +132,8 @@ const char* text_of(CHelper helper) {
       return kRuntimeConstant;
     case CHelper::Barrier:
       return kBarrier;
+    case CHelper::Opaque:
+      return kOpaque;
   }
   return "";
 }

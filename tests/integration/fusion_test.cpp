@@ -129,5 +129,25 @@ TEST_CASE("each fused query keeps its own filter: one that rejects everything co
   CHECK(as_int(row_where(calls, {{"call", "read"}})["calls"]) == 200);
 }
 
+TEST_CASE("fused bodies copying the same char[] field load (a stack key next to a plain key)") {
+  BPFQL_REQUIRE_ROOT();
+  std::vector<uint32_t> programs;
+  TraceRun run = trace({.queries = {query_file("fuse-wakeup-comm.yml")},
+                        .workload = {"nanosleep", "5", "5", "5", "5", "5", "5", "5", "5", "5", "5"},
+                        .pass_pid = false,
+                        .while_tracing = [&](const Process& bpfql) {
+                          programs = bpf_programs_held_by(bpfql.pid());
+                        }});
+  REQUIRE_MESSAGE(run.status.exited_with(0), run.err);
+  CHECK(std::set<uint32_t>(programs.begin(), programs.end()).size() == 1);
+  // Both count every wakeup: the same events, so the same number for the workload's name.
+  json wl = row_where(final_rows(run, "wakeups-by-comm"), {{"target", "bpfql-wl"}});
+  int64_t stacked = 0;
+  for (const json& row : final_rows(run, "wakeups-by-stack"))
+    if (row["target"] == "bpfql-wl") stacked += as_int(row["wakeups"]);
+  CHECK(as_int(wl["wakeups"]) >= 10);  // every sleep ends with a wakeup
+  CHECK(stacked == as_int(wl["wakeups"]));
+}
+
 }  // namespace
 }  // namespace bpfql::test

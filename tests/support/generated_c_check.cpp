@@ -16,7 +16,7 @@ namespace {
 // write only to the program's own maps and buffers. Anything else, and above all the helpers that
 // write user memory, send signals, override return values or tail-call, is an injection (or a
 // new helper that needs a security review before it is added here).
-constexpr std::array<std::string_view, 46> kAllowedCalls = {
+constexpr std::array<std::string_view, 47> kAllowedCalls = {
     "if",
     "for",
     "while",
@@ -61,6 +61,7 @@ constexpr std::array<std::string_view, 46> kAllowedCalls = {
     "bpf_task_storage_get",  // a span's begin time in the thread's own storage slot
     "BPFQL_CONST",     // a run-time constant: kRuntimeConstantDefine below
     "BPFQL_BARRIER",   // an empty asm between memsets: kBarrierDefine below
+    "BPFQL_OPAQUE",    // an empty asm that hides a register's value: kOpaqueDefine below
     "BPFQL_MAP",       // plain C: a map definition (compiler/codegen/c_prelude.h)
     "BPFQL_FUNCTION",  // plain C: a function in a section of its own
 };
@@ -70,6 +71,8 @@ constexpr std::string_view kRuntimeConstantDefine =
     R"(#define BPFQL_CONST(marker) ({ u64 __c; asm("%0 = " #marker " ll" : "=r"(__c)); __c; }))";
 // The other: an asm with no instruction, which keeps LLVM from merging memsets into a call.
 constexpr std::string_view kBarrierDefine = R"(#define BPFQL_BARRIER() asm volatile("" ::: "memory"))";
+// And one with no instruction that makes LLVM take a register's value as new (fused bodies).
+constexpr std::string_view kOpaqueDefine = R"(#define BPFQL_OPAQUE(x) asm volatile("" : "+r"(x)))";
 constexpr std::array<std::string_view, 4> kAllowedPrefixes = {"bpfql_", "BPF_", "PT_REGS_",
                                                               "__builtin_"};
 // BCC's map methods (`q0_vals.lookup(&key)`): on the program's own maps only.
@@ -168,7 +171,8 @@ class Scanner {
                    std::all_of(text.begin() + 10, text.end() - 1,
                                [](char c) { return ident_char(c) || c == '/' || c == '.'; });
     if (!include &&
-        !(first_on_line && (text == kRuntimeConstantDefine || text == kBarrierDefine)))
+        !(first_on_line && (text == kRuntimeConstantDefine || text == kBarrierDefine ||
+                            text == kOpaqueDefine)))
       problem_ = at("preprocessor line '" + std::string(text) + "'");
     i_ += text.size();
   }

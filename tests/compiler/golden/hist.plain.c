@@ -25,6 +25,9 @@ static __always_inline u32 bpfql_lhist_slot(u64 v, s64 min, s64 max, u64 step, u
   return 1 + (u32)((v - (u64)min) / step);
 }
 
+/* a value LLVM must take as new: no address computed from the old one is reused */
+#define BPFQL_OPAQUE(x) asm volatile("" : "+r"(x))
+
 /* tracepoint syscalls:sys_enter_read, laid out from its format file */
 struct tp_syscalls_sys_enter_read {
   u16 common_type;
@@ -106,6 +109,7 @@ BPFQL_FUNCTION(fused0)(struct tp_syscalls_sys_enter_read *args) {
   }
   /* query 'sizes-by-comm' (q.yml:5): tracepoint:syscalls:sys_enter_read */
   {  /* q1_p0 */
+    BPFQL_OPAQUE(args);
     struct q1_hkey hk;
     __builtin_memset(&hk, 0, sizeof(hk));
     bpf_get_current_comm(hk.k.comm, sizeof(hk.k.comm));
