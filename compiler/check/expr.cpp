@@ -20,7 +20,7 @@ const std::vector<std::string> kDisplayFunctions = {
     "syscall", "user", "errno", "ksym", "usym",
     // name functions and unit declarations (check_select.cpp, compiler/units.h)
     "signal", "tcp_state", "open_flags", "task_state", "ip", "cgroup_path", "disk", "softirq",
-    "symbolic", "nsecs", "usecs", "msecs", "secs", "bytes", "rate"};
+    "irq", "symbolic", "nsecs", "usecs", "msecs", "secs", "bytes", "rate"};
 const std::vector<std::string> kValueFunctions = {"str", "startswith", "contains", "join"};
 
 struct BuiltinName {

@@ -115,7 +115,13 @@ bool spawn_holder(const Attachments& probes, int* release) {
 void detach_all(std::unique_ptr<BpfObject> bpf, Attachments& probes, bool background) {
   int release = -1;
   if (background && probes.fd_only() && spawn_holder(probes, &release)) {
-    for (auto& p : probes.owned()) close(p.fd);  // not the last reference: returns at once
+    // Links first: each is the last reference to its link, whose release takes the program off
+    // its perf event at once; the perf events' closes are not their last reference (the
+    // holder has them) and return at once too.
+    for (auto& p : probes.owned())
+      if (p.link) close(p.fd);
+    for (auto& p : probes.owned())
+      if (!p.link) close(p.fd);
     probes.owned().clear();
     bpf.reset();  // programs and maps: the holder's perf events keep them alive
     close(release);

@@ -4,7 +4,11 @@
 // when closed in parallel (~0.43 s). Instead a forked holder process (its own session, stdio on
 // /dev/null, every fd but the perf events closed with close_range) inherits the fds; the
 // session's own closes are then cheap (not the last reference) and the holder pays for the grace
-// periods after bpfql has exited. Programs stay attached (writing to maps nobody reads) for those ~70 ms per probe.
+// periods after bpfql has exited. Tracepoints are attached through BPF links (attach_cookie.h),
+// which the session closes itself: their programs come off at once, and the holder keeps only
+// perf events with no program (a tracepoint callback that finds nothing to run) until the kernel
+// is done with them, ~40-70 ms per tracepoint. Kprobes and uprobes (no link) keep their programs
+// attached, writing to maps nobody reads, for that long.
 #pragma once
 
 #include <memory>
