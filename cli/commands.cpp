@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/query_paths.h"
+#include "compiler/syntax/includes.h"
 #include "compiler/codegen/c_names.h"
 #include "compiler/check/histogram_sums.h"
 #include "compiler/syntax/print_query.h"
@@ -273,10 +274,18 @@ int command_convert(const PipelineInput& input, const std::string& to) {
     std::cerr << format_diagnostic(file.error(), text);
     return 2;
   }
+  // What `include:` brings is printed with the file (print_yaml), so it must be read first.
+  std::map<std::string, std::string> texts{{file->path, text}};
+  auto included = resolve_includes(*file, query_search_dirs());
+  texts.insert(file->included_texts.begin(), file->included_texts.end());
+  if (!included) {
+    std::cerr << format_diagnostic(included.error(), texts);
+    return 2;
+  }
   bool to_yaml = to.empty() ? input.one_liner.has_value() : to == "yaml";
   auto printed = to_yaml ? print_yaml(*file) : print_sql(*file);
   if (!printed) {
-    std::cerr << format_diagnostic(printed.error(), text);
+    std::cerr << format_diagnostic(printed.error(), texts);
     return 2;
   }
   std::cout << *printed;
