@@ -22,10 +22,10 @@ enum class ProbeKind {
 // tracepoint's print fmt shows as addresses (%pI4, %pI6); other byte arrays print as hex.
 // The rest are name functions (runtime/names.h): signal(), tcp_state(), open_flags(),
 // task_state(), ip() of an integer address, cgroup_path(), disk(), softirq(), and symbolic()
-// with the tracepoint's own print fmt table (PlanField::symbols).
+// with the tracepoint's own print fmt table (PlanField::symbols), irq() of a hardware IRQ number.
 enum class Display {
   None, Syscall, User, Errno, Ksym, Usym, Probe, Ipv4, Ipv6,
-  Signal, TcpState, OpenFlags, TaskState, IpInt, CgroupPath, Disk, Softirq, Symbolic,
+  Signal, TcpState, OpenFlags, TaskState, IpInt, CgroupPath, Disk, Softirq, Symbolic, Irq,
 };
 
 enum class AggKind { Count, Sum, Avg, Min, Max, Stats, Hist, Lhist, Percentile };

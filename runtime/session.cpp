@@ -31,6 +31,7 @@
 #include "runtime/privileges.h"
 #include "runtime/kernel/process_watch.h"
 #include "runtime/render/csv.h"
+#include "runtime/render/format_cell.h"
 #include "runtime/schedule.h"
 #include "runtime/collect/export_rows.h"
 #include "runtime/signals.h"
@@ -374,7 +375,10 @@ bool Run::loop(SignalFd& signals) {
     }
     if (!output_ok()) break;  // the reader of our output went away
 
-    int n = epoll_wait(ep, events, 64, Schedule::timeout_ms(schedule_.next_wakeup(), now));
+    // Streamed rows a table holds back to size its columns are printed by their deadline.
+    auto wakeup = schedule_.next_wakeup();
+    if (auto held = output_.flush_deadline()) wakeup = wakeup ? std::min(*wakeup, *held) : *held;
+    int n = epoll_wait(ep, events, 64, Schedule::timeout_ms(wakeup, now));
     if (n < 0 && errno != EINTR) {
       say(fmt::format("epoll_wait: {}", std::strerror(errno)));
       close(ep);
@@ -411,7 +415,8 @@ bool Run::loop(SignalFd& signals) {
         delivered += streams_.read_ready(fd);
       }
     }
-    if (delivered) {
+    auto held = output_.flush_deadline();
+    if (delivered || (held && *held <= SteadyClock::now())) {
       flush_output();
       if (!output_ok()) break;
     }
@@ -448,8 +453,7 @@ void Run::finish() {
   for (const auto& q : plan_.queries)
     if (q.streaming)
       if (uint64_t dropped = maps_.read_dropped(q))
-        say(fmt::format("query {}: dropped {} entries (a map was full; raise max_entries)", q.name,
-                        dropped));
+        say(fmt::format("query {}: {}", q.name, dropped_note(dropped)));
 }
 
 // Opens -o FILE. A FIFO's open blocks until a reader comes, and SIGINT is blocked meanwhile (for

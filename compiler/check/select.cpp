@@ -10,6 +10,7 @@
 
 #include "compiler/check/computed_select.h"
 #include "compiler/check/expr_units.h"
+#include "compiler/check/percentile_bounds.h"
 #include "compiler/units.h"
 #include "compiler/syntax/parser.h"
 
@@ -28,6 +29,7 @@ constexpr DisplayName kDisplays[] = {
     {"task_state", Display::TaskState}, {"ip", Display::IpInt},
     {"cgroup_path", Display::CgroupPath}, {"disk", Display::Disk},
     {"softirq", Display::Softirq},     {"symbolic", Display::Symbolic},
+    {"irq", Display::Irq},
 };
 
 struct AggregateName {
@@ -494,6 +496,7 @@ Result<void> check_select(const QuerySpec& spec, const ExprScope& scope, Checked
       if (!key_selected[i]) out.columns.push_back(out.keys[i].name);
     out.columns.insert(out.columns.end(), select_columns.begin(), select_columns.end());
     if (auto r = add_process_key(scope, out); !r) return r;
+    add_percentile_bounds(out);
   }
 
   std::set<std::string> seen;

@@ -97,14 +97,20 @@ Result<void> check_rest(const YamlSource& src, std::string_view body) {
 // A byte no query file holds (the loader refuses control characters before parsing), standing
 // for a comma YAML must not split a flow list at.
 constexpr char kHiddenComma = '\x1f';
+// The same for the brackets of an index (`args.argv[1]`), which YAML would take for a flow list.
+constexpr char kHiddenOpen = '\x1c';
+constexpr char kHiddenClose = '\x1d';
 
 // `[startswith(comm, "py"), pid > 1]` is not YAML: the flow list splits at the comma inside the
 // call, and its second piece, `"py")`, is a quoted scalar with text after its closing quote.
 // Commas inside parentheses, and inside a string literal that does not begin its item, are
 // hidden from the YAML parser (same length, so every position stays) and put back in
 // restore_commas. Items that begin with a quote are YAML's own quoted scalars: left alone.
+// A `[` inside an item that has begun (`[str(args.argv[1]) as a1, comm]`) is an index, not a
+// nested flow list: it and its `]` are hidden the same way.
 std::string hide_call_commas(std::string_view text) {
   std::string out(text);
+  int index = 0;       // depth of index brackets inside the current item
   int flow = 0;        // depth of [ and {
   int parens = 0;      // depth of ( inside the current flow collection
   char quote = 0;      // inside a string literal in the middle of an item
@@ -138,9 +144,19 @@ std::string hide_call_commas(std::string_view text) {
       item_started = true;
       continue;
     }
+    if (c == '[' && item_started) {
+      out[i] = kHiddenOpen;
+      ++index;
+      continue;
+    }
+    if (c == ']' && index > 0) {
+      out[i] = kHiddenClose;
+      --index;
+      continue;
+    }
     switch (c) {
       case '[': case '{': ++flow, parens = 0, item_started = false; break;
-      case ']': case '}': --flow, parens = 0, item_started = true; break;
+      case ']': case '}': --flow, parens = 0, index = 0, item_started = true; break;
       case '(': ++parens, item_started = true; break;
       case ')': parens = std::max(0, parens - 1); break;
       case '"': case '\'': quote = c; break;
@@ -166,9 +182,13 @@ void restore_commas(YAML::Node node, std::unordered_set<const void*>& visited, i
   if (depth > 256 || !node.IsDefined() || !visited.insert(&node.Tag()).second) return;
   if (node.IsScalar()) {
     const std::string& text = node.Scalar();
-    if (text.find(kHiddenComma) == std::string::npos) return;
+    if (text.find_first_of(std::string{kHiddenComma, kHiddenOpen, kHiddenClose}) ==
+        std::string::npos)
+      return;
     std::string restored = text;
     std::replace(restored.begin(), restored.end(), kHiddenComma, ',');
+    std::replace(restored.begin(), restored.end(), kHiddenOpen, '[');
+    std::replace(restored.begin(), restored.end(), kHiddenClose, ']');
     node = restored;
   } else if (node.IsSequence()) {
     for (YAML::Node item : node) restore_commas(item, visited, depth + 1);

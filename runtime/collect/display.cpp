@@ -228,6 +228,8 @@ Cell apply_display(Display d, const Cell& raw, int pid_for_usym,
       return disk_text(*bits);
     case Display::Softirq:
       return softirq_text(*bits);
+    case Display::Irq:
+      return irq_text(*bits);
     case Display::Symbolic:  // decode_field applies the field's own table
       return raw;
     case Display::Ksym:

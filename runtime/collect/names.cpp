@@ -167,6 +167,26 @@ std::string softirq_text(uint64_t vec) {
   return std::to_string(vec);
 }
 
+std::string irq_text_in(const std::string& irq_root, uint64_t irq) {
+  std::ifstream in(fmt::format("{}/{}/actions", irq_root, irq));
+  std::string names;
+  if (in) std::getline(in, names);
+  while (!names.empty() && (names.back() == '\n' || names.back() == ' ')) names.pop_back();
+  return names.empty() ? std::to_string(irq) : names;
+}
+
+std::string irq_text(uint64_t irq) {
+  // Handlers rarely change once a driver has its IRQ: a name found is kept; a number without
+  // one is read again next time (a device may request its IRQ later).
+  static std::mutex lock;
+  static std::unordered_map<uint64_t, std::string> known;
+  std::lock_guard hold(lock);
+  if (auto it = known.find(irq); it != known.end()) return it->second;
+  std::string text = irq_text_in("/sys/kernel/irq", irq);
+  if (text != std::to_string(irq)) known.emplace(irq, text);
+  return text;
+}
+
 std::string errno_text(int64_t value) {
   if (value < 0 && value >= -4095)
     if (auto name = errno_name(static_cast<int>(-value))) return std::string(*name);

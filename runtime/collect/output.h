@@ -1,7 +1,9 @@
 // The one output interface: table, JSON, CSV and folded implement it; the session calls it.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -27,7 +29,15 @@ class Output {
   // A streaming query's `limit` held back `count` events (> 0) in the window that just ended:
   // its interval, or the whole run.
   virtual void events_not_printed(const PlanQuery& query, uint64_t count) = 0;
+  // A streaming query's window (its interval, with a `limit`) ended: rows held for it print now.
+  virtual void window_ended(const PlanQuery&) {}
+  // Writes what is due and flushes the stream. An output may hold streamed rows back for a
+  // short while (the table sizes its columns over a batch of rows): it says until when here,
+  // and the session calls flush() again by then. nullopt: nothing held.
   virtual void flush() = 0;
+  virtual std::optional<std::chrono::steady_clock::time_point> flush_deadline() const {
+    return std::nullopt;
+  }
   // Called once every probe is attached (and privileges were dropped), before the first print.
   virtual void started() {}
   // Called once when the run ends, after the last print (folded and SVG output write then).

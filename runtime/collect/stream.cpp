@@ -84,6 +84,7 @@ uint64_t EventStreams::drain() {
 void EventStreams::end_window(const PlanQuery& query) {
   for (auto& s : streams_) {
     if (s->query != &query) continue;
+    output_.window_ended(query);
     if (s->not_printed != 0) output_.events_not_printed(query, s->not_printed);
     s->printed_in_window = 0;
     s->not_printed = 0;

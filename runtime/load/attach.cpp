@@ -95,6 +95,11 @@ std::string attach_tracepoint(BpfObject& bpf, int prog, const PlanAttach& a, Att
     if (prog < 0) return "cannot load its program as a tracepoint program: " + errno_text(errno);
   }
   if (a.attach_cookie) return attach_tracepoint_with_cookie(prog, category, name, a.probe_index, out);
+  // Linked, so that detaching the program does not wait for the perf event (attach_cookie.h);
+  // the way libbcc attaches (the program set on the perf event) on kernels without perf links.
+  bool no_link = false;
+  std::string linked = attach_tracepoint_with_cookie(prog, category, name, 0, out, &no_link);
+  if (!no_link) return linked;
   errno = 0;
   int fd = bpf_attach_tracepoint(prog, category.c_str(), name.c_str());
   if (fd < 0) return errno_text(errno);

@@ -14,6 +14,8 @@
 namespace bpfql {
 namespace {
 
+constexpr int kKernelEnotsupp = 524;  // the kernel's ENOTSUPP (not in userspace errno.h)
+
 // The tracepoint's perf event id, from tracefs (where libbcc looks first, as attach does).
 long tracepoint_id(const std::string& category, const std::string& name) {
   for (const char* root : {"/sys/kernel/debug/tracing/events/", "/sys/kernel/tracing/events/"}) {
@@ -28,7 +30,7 @@ long tracepoint_id(const std::string& category, const std::string& name) {
 
 std::string attach_tracepoint_with_cookie(int prog, const std::string& category,
                                           const std::string& name, uint64_t cookie,
-                                          Attachments& out) {
+                                          Attachments& out, bool* no_link) {
   long id = tracepoint_id(category, name);
   if (id < 0) return "no id for the tracepoint in tracefs";
   perf_event_attr attr;
@@ -51,6 +53,11 @@ std::string attach_tracepoint_with_cookie(int prog, const std::string& category,
   link.link_create.attach_type = BPF_PERF_EVENT;
   link.link_create.perf_event.bpf_cookie = cookie;
   int link_fd = static_cast<int>(syscall(SYS_bpf, BPF_LINK_CREATE, &link, sizeof link));
+  if (link_fd < 0 && no_link && (errno == EINVAL || errno == EOPNOTSUPP || errno == kKernelEnotsupp)) {
+    *no_link = true;
+    close(perf_fd);
+    out.owned().pop_back();
+  }
   if (link_fd < 0)
     return std::string("this kernel cannot attach a tracepoint program with a BPF cookie "
                        "(BPF_LINK_CREATE): ") +

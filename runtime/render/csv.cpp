@@ -78,8 +78,7 @@ class CsvOutput final : public Output {
       out_ << csv_line(std::move(fields));
     }
     if (r.dropped != 0) {
-      notes_ << fmt::format("bpfql: {}: dropped {} keys (map full: raise max_entries)\n", name,
-                            r.dropped);
+      notes_ << fmt::format("bpfql: {}: {}\n", name, dropped_note(r.dropped));
     }
     if (r.lost != 0) notes_ << fmt::format("bpfql: {}: lost {} events\n", name, r.lost);
   }

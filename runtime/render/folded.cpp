@@ -170,8 +170,7 @@ class FoldedOutput final : public Output {
           "this query has none; use -f table or json\n",
           name);
     if (r.dropped != 0) {
-      notes_ << fmt::format("bpfql: {}: dropped {} keys (map full: raise max_entries)\n", name,
-                            r.dropped);
+      notes_ << fmt::format("bpfql: {}: {}\n", name, dropped_note(r.dropped));
     }
     if (r.lost != 0) notes_ << fmt::format("bpfql: {}: lost {} events\n", name, r.lost);
   }

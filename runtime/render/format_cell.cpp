@@ -91,6 +91,11 @@ std::string not_printed_note(const PlanQuery& query, uint64_t count) {
                      query.limit);
 }
 
+std::string dropped_note(uint64_t count) {
+  return fmt::format("dropped {} map update{} (a map was full: raise max_entries)", count,
+                     count == 1 ? "" : "s");
+}
+
 bool is_block_cell(const Cell& cell) {
   return std::holds_alternative<Histogram>(cell) || std::holds_alternative<StackValue>(cell);
 }

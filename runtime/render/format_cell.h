@@ -22,6 +22,12 @@ std::string query_name(const PlanQuery* query);  // "?" when null
 // The stderr note of a streaming query's window whose `limit` held events back:
 //   "bpfql: execs: 1234 more events not printed (limit 2)\n"
 std::string not_printed_note(const PlanQuery& query, uint64_t count);
+// What a query's dropped counter counts, for every output that prints it: map updates the kernel
+// refused because a map was full. An event of a new key when the value map is full is one (it is
+// not aggregated at all); an event whose histogram map was full is one per such histogram; a span
+// begin that found its map full is one. Not distinct keys: 40 new keys of 3 events each are 120.
+//   "dropped 120 map updates (a map was full: raise max_entries)"
+std::string dropped_note(uint64_t count);
 
 // Cells that print on lines of their own below a table row (histograms, stacks).
 bool is_block_cell(const Cell& cell);

@@ -89,7 +89,7 @@ uint32_t fnv1a(std::string_view text) {
 }
 
 const std::vector<std::string> kSelfNames = {
-    "bpfql_build_info", "bpfql_query_up", "bpfql_lost_events_total", "bpfql_dropped_keys_total",
+    "bpfql_build_info", "bpfql_query_up", "bpfql_lost_events_total", "bpfql_dropped_updates_total",
     "bpfql_last_refresh_timestamp_seconds", "bpfql_refresh_duration_seconds",
     "bpfql_program_runs_total", "bpfql_program_run_seconds_total", "bpfql_series",
     "bpfql_series_refused", "bpfql_config_last_reload_successful",
@@ -587,8 +587,9 @@ std::string PrometheusRenderer::render_self(std::span<const IntervalResult> late
               "counter", [](const PlanQuery*, const IntervalResult* r) {
                 return std::to_string(r && r->expired_keys ? *r->expired_keys : 0);
               });
-  per_query("bpfql_dropped_keys_total",
-            "Events whose key the query could not store because a map was full (raise max_entries)",
+  per_query("bpfql_dropped_updates_total",
+            "Map updates the kernel refused because a map was full (raise max_entries): an event of a new "
+            "key when the value map is full, a histogram sample, a span begin; not distinct keys",
             "counter", [](const PlanQuery*, const IntervalResult* r) { return std::to_string(r ? r->dropped : 0); });
   auto names_of = [&](const PlanQuery* q) -> const QueryNames& {
     return queries_[static_cast<size_t>(query_index(q))];

@@ -21,7 +21,7 @@
 //                 values (v < high ⇔ v ≤ high - 1). percentile() exports its log-linear buckets.
 //                 <name>_sum comes from the sum(E) serve adds next to each histogram
 //                 (compiler/check/histogram_sums.h): its column is hidden, only read here.
-//   self          bpfql_up, bpfql_lost_events_total{query}, bpfql_dropped_keys_total{query},
+//   self          bpfql_up, bpfql_lost_events_total{query}, bpfql_dropped_updates_total{query},
 //                 bpfql_probe_attached{query,probe}, bpfql_last_refresh_timestamp_seconds{query}
 #pragma once
 

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <chrono>
 #include <map>
+#include <set>
 
 #include "runtime/render/format_cell.h"
 #include "runtime/render/units_text.h"
@@ -145,12 +147,13 @@ void print_interval_rows(std::ostream& out, const IntervalResult& r) {
 }
 
 void print_footer(std::ostream& out, uint64_t dropped, uint64_t lost) {
-  if (dropped != 0) out << fmt::format("dropped {} keys (map full: raise max_entries)\n", dropped);
+  if (dropped != 0) out << dropped_note(dropped) << "\n";
   if (lost != 0) out << fmt::format("lost {} events\n", lost);
 }
 
-// Column widths for a stream, fixed at its first event from the declared field types; wider
-// values push the line out rather than re-aligning what was printed.
+// Column widths for a stream: the header's, widened to the widest value of each batch of rows
+// printed (a batch: the rows of a window, at most kBatchRows, or what came within kBatchWait);
+// a later, wider batch widens its column from there on, and never narrows it.
 struct StreamLayout {
   std::vector<std::string> names;  // "ts" first
   std::vector<size_t> widths;
@@ -217,46 +220,85 @@ std::string interval_text(double seconds) {
                                       : fmt::format("{:.1f}s", tenths);
 }
 
+// A streamed row waiting for its batch to be printed: its texts are made when it arrives (its
+// time, a delta from the previous event), its stacks print below it.
+struct HeldRow {
+  StreamRow row;
+  std::vector<std::string> texts;
+};
+
+// How many streamed rows, and for how long, the table holds back to size its columns over them.
+constexpr size_t kBatchRows = 256;
+constexpr std::chrono::milliseconds kBatchWait{1000};
+
 class TableOutput final : public Output {
  public:
   TableOutput(std::ostream& out, TimeShown time) : out_(out), time_(time) {}
 
   void interval(const IntervalResult& r) override {
+    print_held();
     begin_section(query_name(r.query), r.time, interval_text(r.interval_s));
     print_interval_rows(out_, r);
     print_footer(out_, r.dropped, r.lost);
     last_stream_ = nullptr;
   }
 
+  // Held until its batch is complete (see kBatchRows, kBatchWait), then printed with the
+  // batch's widths.
   void event(const StreamRow& row) override {
+    if (!held_.empty() && held_.front().row.query != row.query) print_held();
     auto [it, added] = layouts_.try_emplace(row.query);
     if (added) it->second = stream_layout(row);
-    StreamLayout& l = it->second;
-    // Sized to content: the header and the section's first event set the widths, and a wider
-    // value later widens its column from there on.
-    std::vector<std::string> texts = event_texts(row, l);
-    for (size_t i = 0; i < texts.size() && i < l.widths.size(); ++i)
-      l.widths[i] = std::max(l.widths[i], display_width(texts[i]));
-    if (row.query != last_stream_ || added) {
-      begin_section(query_name(row.query), std::chrono::system_clock::now());
-      std::vector<std::string> header;
-      for (const auto& n : l.names) header.push_back(escape_control(n));
-      out_ << join_columns(header, l.widths, l.right) << '\n';
-      last_stream_ = row.query;
-    }
-    out_ << join_columns(texts, l.widths, l.right) << '\n';
-    print_blocks(out_, field_names(row), row.cells, l.is_block, row.query);
+    if (held_.empty()) held_since_ = std::chrono::steady_clock::now();
+    held_.push_back({row, event_texts(row, it->second)});
+    if (held_.size() >= kBatchRows) print_held();
   }
 
+  void window_ended(const PlanQuery&) override { print_held(); }
+
+  std::optional<std::chrono::steady_clock::time_point> flush_deadline() const override {
+    if (held_.empty()) return std::nullopt;
+    return held_since_ + kBatchWait;
+  }
+
+  void finished() override { print_held(); }
+
   void events_not_printed(const PlanQuery& query, uint64_t count) override {
+    print_held();
     out_ << fmt::format("... {}: {} more events not printed (limit {})\n", escape_control(query.name),
                         count, query.limit);
     last_stream_ = nullptr;  // the next window's events begin a section of their own
   }
 
-  void flush() override { out_.flush(); }
+  void flush() override {
+    if (auto due = flush_deadline(); due && *due <= std::chrono::steady_clock::now()) print_held();
+    out_.flush();
+  }
 
  private:
+  // Prints the held rows (all of one query): the columns widen to the widest of them first.
+  void print_held() {
+    if (held_.empty()) return;
+    const PlanQuery* query = held_.front().row.query;
+    StreamLayout& l = layouts_[query];
+    for (const HeldRow& h : held_)
+      for (size_t i = 0; i < h.texts.size() && i < l.widths.size(); ++i)
+        l.widths[i] = std::max(l.widths[i], display_width(h.texts[i]));
+    if (query != last_stream_ || !header_printed_.contains(query)) {
+      begin_section(query_name(query), std::chrono::system_clock::now());
+      std::vector<std::string> header;
+      for (const auto& n : l.names) header.push_back(escape_control(n));
+      out_ << join_columns(header, l.widths, l.right) << '\n';
+      last_stream_ = query;
+      header_printed_.insert(query);
+    }
+    for (const HeldRow& h : held_) {
+      out_ << join_columns(h.texts, l.widths, l.right) << '\n';
+      print_blocks(out_, field_names(h.row), h.row.cells, l.is_block, query);
+    }
+    held_.clear();
+  }
+
   void begin_section(const std::string& name, std::chrono::system_clock::time_point time,
                      const std::string& covered = "") {
     if (printed_) out_ << '\n';
@@ -302,6 +344,9 @@ class TableOutput final : public Output {
   bool printed_ = false;
   const PlanQuery* last_stream_ = nullptr;
   std::map<const PlanQuery*, StreamLayout> layouts_;
+  std::set<const PlanQuery*> header_printed_;
+  std::vector<HeldRow> held_;
+  std::chrono::steady_clock::time_point held_since_;
 };
 
 }  // namespace

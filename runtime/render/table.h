@@ -4,7 +4,7 @@
 //   comm    count()
 //   nginx        42
 //   sshd          7
-//   dropped 3 keys (map full: raise max_entries)
+//   dropped 3 map updates (a map was full: raise max_entries)
 //
 // Histograms and stacks print below their row, indented, one bucket or frame per line.
 // Streamed events print one line each under a header that repeats when the query changes; a

@@ -121,6 +121,37 @@ TEST_CASE("percentile() is within the stated relative error of 1/16") {
   }
 }
 
+TEST_CASE("percentile() of a point mass is that value, with no min()/max() selected") {
+  BPFQL_REQUIRE_ROOT();
+  // 500 reads of exactly 4096 bytes: the log-linear bucket is [4096, 4352), whose midpoint
+  // (4223) was printed as p50 and p99, above the largest value seen. Keyless and grouped.
+  TempDir dir;
+  std::string q = dir.write("point.yml", R"(params:
+  pid: {type: int}
+queries:
+  - name: point
+    probe: tracepoint:syscalls:sys_exit_read
+    where: pid == $pid
+    select: percentile(retval, 1, 50, 99) as size
+  - name: point-by-comm
+    probe: tracepoint:syscalls:sys_exit_read
+    where: pid == $pid
+    select: [comm, percentile(retval, 50, 99) as size]
+    group_by: comm
+)");
+  TraceRun run = trace({.queries = {q}, .workload = {"read", "500", "4096"}});
+  INFO("stderr:\n" << run.err);
+  json size = final_rows(run, "point")[0]["size"];
+  INFO("size: " << size.dump());
+  for (const char* p : {"p1", "p50", "p99"}) CHECK(as_double(size[p]) == 4096);
+  json by_comm = final_rows(run, "point-by-comm");
+  INFO("by comm: " << by_comm.dump());
+  REQUIRE(by_comm.size() == 1);
+  for (const char* p : {"p50", "p99"}) CHECK(as_double(by_comm[0]["size"][p]) == 4096);
+  // The bounds are hidden: no other column appears.
+  CHECK(by_comm[0].size() == 2);
+}
+
 TEST_CASE("percentile(retval, 50, 99.9): the median and the tail of reads of 1..1000 bytes") {
   BPFQL_REQUIRE_ROOT();
   TempDir dir;

@@ -40,14 +40,48 @@ TEST_CASE("100,000 distinct keys against max_entries 10000: dropped and counted,
   CHECK(ints(rows, "reads") == std::vector<int64_t>{8, 6, 1, 1, 1, 1, 1, 1, 1, 1});
 }
 
-TEST_CASE("a full map: the table says how many keys it dropped") {
+TEST_CASE("a full map: the table says how many map updates it refused") {
   BPFQL_REQUIRE_ROOT();
   TraceRun table = trace({.queries = {query_file("high-cardinality.yml")},
                           .workload = {"read-sizes", "12000"},
                           .format = "table"});
   INFO("table:\n" << table.out << "\nstderr:\n" << table.err);
   CHECK(table.status.exited_with(0));
-  CHECK(table.out.find("dropped 2000 keys (map full: raise max_entries)") != std::string::npos);
+  CHECK(table.out.find("dropped 2000 map updates (a map was full: raise max_entries)") !=
+        std::string::npos);
+}
+
+// 50 children of the workload, 3 getppid() calls each, against max_entries 10: 10 keys stored,
+// 40 keys dropped, and what is counted is their 120 refused updates (one per event), never
+// called "keys" (it said "dropped 120 keys" once).
+std::vector<std::string> fifty_children_three_calls() {
+  std::vector<std::string> steps;
+  for (int i = 0; i < 50; ++i) steps.insert(steps.end(), {"child-getppid", "3"});
+  return steps;
+}
+
+TEST_CASE("50 keys x 3 events against max_entries 10: 120 refused updates, in JSON and the table") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("dropped-per-child.yml")},
+                        .workload = fifty_children_three_calls()});
+  INFO("stderr:\n" << run.err);
+  CHECK(run.status.exited_with(0));
+  std::vector<json> prints = intervals_of(run, "dropped-per-child");
+  REQUIRE(prints.size() == 1);
+  INFO("record: " << prints.back().dump());
+  CHECK(as_int(prints.back()["dropped"]) == 120);
+  json rows = prints.back()["rows"];
+  REQUIRE(rows.size() == 10);
+  for (const json& row : rows) CHECK(as_int(row["calls"]) == 3);
+
+  TraceRun table = trace({.queries = {query_file("dropped-per-child.yml")},
+                          .workload = fifty_children_three_calls(),
+                          .format = "table"});
+  INFO("table:\n" << table.out << "\nstderr:\n" << table.err);
+  CHECK(table.status.exited_with(0));
+  CHECK(table.out.find("dropped 120 map updates (a map was full: raise max_entries)") !=
+        std::string::npos);
+  CHECK(table.out.find("keys") == std::string::npos);
 }
 
 // Sums "query NAME: lost N events" over bpfql's stderr.

@@ -1,6 +1,6 @@
 // Name functions and units on real events from workloads the tests start: open_flags(),
 // errno() (always text), signal(), tcp_state() and symbolic() from the print fmt, task_state(),
-// cgroup_path(), pcomm/ppid; units named in JSON, human units in tables, rate(); --pid ends the
+// cgroup_path(), irq(), pcomm/ppid; units named in JSON, human units in tables, rate(); --pid ends the
 // run; -f folded folds the whole run and -o out.svg draws it.
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <fcntl.h>
 
 #include <cerrno>
 #include <cstring>
@@ -96,6 +98,42 @@ group_by: signal(args.sig) as sig
   json rows = final_rows(run, "sigs");
   INFO("rows: " << rows.dump());
   CHECK(as_int(row_where(rows, {{"sig", "SIGCHLD"}})["signals"]) == 6);
+}
+
+TEST_CASE("irq(): a hardware IRQ's name is the one irq:irq_handler_entry records") {
+  BPFQL_REQUIRE_ROOT();
+  // IRQs fire in whatever task they interrupt: no pid filter. A write and fsync on disk makes
+  // the virtio disk interrupt; the network's fire on their own.
+  TempDir dir;
+  std::string q = dir.write("irqs.yml", R"(name: irqs
+probe: tracepoint:irq:irq_handler_entry
+select: count() as handled
+group_by: [args.irq as number, irq(args.irq) as irq, args.name as name]
+)");
+  TraceRun run = trace({.queries = {q},
+                        .workload = {"getppid", "1"},
+                        .pass_pid = false,
+                        .after_workload = [] {
+                          std::string path = "/var/tmp/bpfql-irq-test." + std::to_string(getpid());
+                          int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+                          REQUIRE(fd >= 0);
+                          std::string block(65536, 'x');
+                          CHECK(::write(fd, block.data(), block.size()) ==
+                                static_cast<ssize_t>(block.size()));
+                          ::fsync(fd);
+                          ::close(fd);
+                          ::unlink(path.c_str());
+                          ::usleep(500'000);
+                        }});
+  json rows = final_rows(run, "irqs");
+  INFO("rows: " << rows.dump());
+  REQUIRE(!rows.empty());
+  for (const json& row : rows) {
+    // A shared IRQ lists every handler; the event names the one that ran.
+    std::string names = "," + row["irq"].get<std::string>() + ",";
+    CHECK(names.find("," + row["name"].get<std::string>() + ",") != std::string::npos);
+    CHECK(row["irq"].is_string());
+  }
 }
 
 TEST_CASE("tcp_state() and symbolic(): the workload's connects, by state name") {

@@ -174,7 +174,7 @@ TEST_CASE("serve: /metrics has exact counters, histograms and labels; SIGINT lea
   CHECK_LINE(text, "# TYPE bpfql_serve_reads_stats_retval_bytes summary");
   CHECK_LINE(text, "bpfql_serve_reads_stats_retval_bytes_count{" + labels + "} 400");
   CHECK_LINE(text, "bpfql_serve_reads_stats_retval_bytes_sum{" + labels + "} 20000");
-  CHECK_LINE(text, "bpfql_dropped_keys_total{query=\"serve-reads\"} 0");
+  CHECK_LINE(text, "bpfql_dropped_updates_total{query=\"serve-reads\"} 0");
   CHECK_LINE(text, "bpfql_lost_events_total{query=\"serve-getppid\"} 0");
 
   // Counters are cumulative: later refreshes still hold everything.

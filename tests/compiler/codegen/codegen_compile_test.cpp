@@ -322,6 +322,7 @@ struct CommSlotKey {
 struct CountMin {
   uint64_t n;
   int64_t min;
+  int64_t max;  // hidden: bounds percentile(retval, 50) (compiler/check/percentile_bounds.h)
 };
 
 constexpr const char* kWorkerComm = "bpfqlcgtest";
@@ -384,6 +385,7 @@ queries:
   REQUIRE_MESSAGE(plan.has_value(), (plan ? "" : plan.error().message));
   REQUIRE(plan->queries[0].value_size == sizeof(Values));
   REQUIRE(plan->queries[2].key_size == sizeof(CommKey));
+  REQUIRE(plan->queries[2].value_size == sizeof(CountMin));
 
   ebpf::BPF bpf;
   auto status = bpf.init(plan->c_source);
@@ -458,6 +460,7 @@ queries:
     if (v.n == 0) continue;
     n += v.n;
     CHECK(v.min == -9);
+    CHECK(v.max == -9);
   }
   CHECK(n == counts.size());
   auto slot_counts = [&](const char* map) {

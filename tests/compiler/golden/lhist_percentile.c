@@ -50,6 +50,21 @@ _Static_assert(sizeof(struct tp_syscalls_sys_exit_read) == 24 &&
                "layout of struct tp_syscalls_sys_exit_read");
 
 /* query 'read-returns' (q.yml:1) */
+struct q0_val {
+  u64 n;                   /* events of this key on this CPU */
+  s64 min3;                /* ?bound:min(retval) */
+  s64 max4;                /* ?bound:max(retval) */
+  s64 min5;                /* ?bound:min(args.__syscall_nr) */
+  s64 max6;                /* ?bound:max(args.__syscall_nr) */
+} __attribute__((packed, aligned(8)));
+_Static_assert(sizeof(struct q0_val) == 40 &&
+               __builtin_offsetof(struct q0_val, n) == 0 &&
+               __builtin_offsetof(struct q0_val, min3) == 8 &&
+               __builtin_offsetof(struct q0_val, max4) == 16 &&
+               __builtin_offsetof(struct q0_val, min5) == 24 &&
+               __builtin_offsetof(struct q0_val, max6) == 32,
+               "layout of struct q0_val");
+BPF_PERCPU_ARRAY(q0_vals, struct q0_val, 1);
 BPF_PERCPU_ARRAY(q0_h0, u64, 13);
 BPF_PERCPU_ARRAY(q0_h1, u64, 1952);
 BPF_PERCPU_ARRAY(q0_h2, u64, 1952);
@@ -65,6 +80,11 @@ static __always_inline void q0_drop(void) {
 
 /* query 'read-returns' (q.yml:1): tracepoint:syscalls:sys_exit_read */
 int q0_p0(struct tp_syscalls_sys_exit_read *args) {
+  u32 idx0 = 0;
+  struct q0_val *v = q0_vals.lookup(&idx0);
+  if (!v)
+    return 0;
+  v->n++;  /* per-CPU: no atomics needed */
   s64 args_ret = args->ret;
   u32 slot0 = bpfql_lhist_slot_s(args_ret, -10, 100, 10, 12);
   u64 *c0 = q0_h0.lookup(&slot0);
@@ -79,5 +99,17 @@ int q0_p0(struct tp_syscalls_sys_exit_read *args) {
   u64 *c2 = q0_h2.lookup(&slot2);
   if (c2)
     (*c2)++;
+  s64 a3 = args_ret;
+  if (v->n == 1 || a3 < v->min3)
+    v->min3 = a3;
+  s64 a4 = args_ret;
+  if (v->n == 1 || a4 > v->max4)
+    v->max4 = a4;
+  s64 a5 = (s64)args___syscall_nr;
+  if (v->n == 1 || a5 < v->min5)
+    v->min5 = a5;
+  s64 a6 = (s64)args___syscall_nr;
+  if (v->n == 1 || a6 > v->max6)
+    v->max6 = a6;
   return 0;
 }

@@ -772,6 +772,22 @@ TEST_CASE("a flow list holds calls with quoted arguments, and strings with comma
   check_points_at_text(source, q.group_by[2]);
 }
 
+TEST_CASE("a flow list holds indexes: args.argv[1] is not a nested list") {
+  // YAML took `[1]` for a flow list inside the item: "end of sequence flow not found".
+  const std::string source =
+      "probe: tracepoint:syscalls:sys_enter_execve\n"
+      "select: [pcomm, str(args.argv[1]) as a1, args.argv[0], join(args.argv) as cmd]\n"
+      "where: [args.argv[2] != 0, pid > 1]\n";
+  QuerySpec q = load_one(source);
+  CHECK(texts(q.select) == std::vector<std::string>{"pcomm", "str(args.argv[1]) as a1",
+                                                    "args.argv[0]", "join(args.argv) as cmd"});
+  for (const auto& item : q.select) check_points_at_text(source, item);
+  CHECK(texts(q.where) == std::vector<std::string>{"args.argv[2] != 0", "pid > 1"});
+  // A list as an item is still a list (YAML's own nesting is left alone).
+  Diagnostic d = load_error("probe: tracepoint:syscalls:sys_enter_openat\nselect: [count(), [pid]]\n");
+  CHECK(!d.message.empty());
+}
+
 TEST_CASE("a flow list or map never closed is an error at its bracket, not at the file's end") {
   Diagnostic d = load_error("probe: tracepoint:syscalls:sys_enter_openat\n"
                             "select: [count(), sum(pid)\n");

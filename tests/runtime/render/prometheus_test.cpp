@@ -134,7 +134,7 @@ TEST_CASE("prometheus: count and sum are counters, min/max/avg gauges, keys are 
   CHECK_LINE(text, "bpfql_query_up{query=\"read-bytes\"} 1");
   CHECK_LINE(text, "# TYPE bpfql_lost_events_total counter");
   CHECK_LINE(text, "bpfql_lost_events_total{query=\"read-bytes\"} 0");
-  CHECK_LINE(text, "bpfql_dropped_keys_total{query=\"read-bytes\"} 0");
+  CHECK_LINE(text, "bpfql_dropped_updates_total{query=\"read-bytes\"} 0");
   CHECK_LINE(text, "bpfql_last_refresh_timestamp_seconds{query=\"read-bytes\"} 1800000000.000");
 }
 
@@ -165,14 +165,14 @@ TEST_CASE("prometheus: a keyless query has no labels; before the first read only
   r.dropped = 4;
   std::string text = render_one(plan, r);
   CHECK_LINE(text, "bpfql_getppid_count_total 1000");
-  CHECK_LINE(text, "bpfql_dropped_keys_total{query=\"getppid-count\"} 4");
+  CHECK_LINE(text, "bpfql_dropped_updates_total{query=\"getppid-count\"} 4");
 
   // Before the first read: no query family, but every per-query self metric, at 0.
   PrometheusRenderer renderer(plan);
   std::string before = renderer.render({}, false);
   CHECK(before.find("bpfql_getppid_count_total") == std::string::npos);
   CHECK_LINE(before, "bpfql_lost_events_total{query=\"getppid-count\"} 0");
-  CHECK_LINE(before, "bpfql_dropped_keys_total{query=\"getppid-count\"} 0");
+  CHECK_LINE(before, "bpfql_dropped_updates_total{query=\"getppid-count\"} 0");
   CHECK_LINE(before, "bpfql_query_up{query=\"getppid-count\"} 0");
 }
 
@@ -526,7 +526,7 @@ TEST_CASE("PrometheusOutput publishes every query's latest read, in Plan order")
   output.interval(a1);
   output.flush();
   CHECK_LINE((*exporter)->metrics(), "bpfql_b_count_total 5");
-  CHECK_LINE((*exporter)->metrics(), "bpfql_dropped_keys_total{query=\"b\"} 2");
+  CHECK_LINE((*exporter)->metrics(), "bpfql_dropped_updates_total{query=\"b\"} 2");
   output.interval(result(plan.queries[1], {{{uint64_t{9}}}}));
   output.interval(a1);
   output.flush();

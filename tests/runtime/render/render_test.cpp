@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 #include <time.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -100,7 +102,7 @@ TEST_CASE("table: a histogram prints below its row with bpftrace-like bars") {
             "    [1K, 2K)  6 |" +
             bar(26) +
             "|\n"
-            "dropped 3 keys (map full: raise max_entries)\n");
+            "dropped 3 map updates (a map was full: raise max_entries)\n");
 }
 
 TEST_CASE("table: percentile and stats cells inline, the relative error stated") {
@@ -150,6 +152,7 @@ TEST_CASE("table: a stream prints its header once, then one line per event") {
   auto output = make_table_output(out, TimeShown::Boot);
   output->event({&q, 1'500'000'000, {uint64_t{42}, std::string("sh")}});
   output->event({&q, 2'000'001'000, {uint64_t{7}, std::string("bash")}});
+  output->finished();
   std::string text = out.str();
   CHECK(text.find("--- execs  ") == 0);
   // Columns as wide as their header and values (not a fixed width per type).
@@ -157,6 +160,54 @@ TEST_CASE("table: a stream prints its header once, then one line per event") {
         "time      pid  comm\n"
         "1.500000   42  sh\n"
         "2.000001    7  bash\n");
+}
+
+TEST_CASE("table: a stream's columns fit the widest value of the batch, first row included") {
+  UtcZone utc;
+  PlanQuery q = make_query("execs", {});
+  q.streaming = true;
+  q.event_fields = {{"pid", ValueKind::Unsigned, 8, 4}, {"comm", ValueKind::String, 12, 16}};
+  std::ostringstream out;
+  auto output = make_table_output(out, TimeShown::Boot);
+  output->event({&q, 1'000'000'000, {uint64_t{7}, std::string("sh")}});
+  output->event({&q, 2'000'000'000, {uint64_t{1234567}, std::string("a-long-command")}});
+  output->event({&q, 3'000'000'000, {uint64_t{42}, std::string("ls")}});
+  // Held until the batch ends (its window, kBatchRows rows, or a second): nothing yet, and the
+  // session is told when to come back.
+  CHECK(out.str().empty());
+  auto due = output->flush_deadline();
+  REQUIRE(due.has_value());
+  CHECK(*due > std::chrono::steady_clock::now());
+  CHECK(*due <= std::chrono::steady_clock::now() + std::chrono::seconds(1));
+  output->flush();  // not due yet
+  CHECK(out.str().empty());
+  output->window_ended(q);
+  CHECK_FALSE(output->flush_deadline().has_value());
+  std::string text = out.str();
+  CHECK(text.substr(text.find('\n') + 1) ==
+        "time          pid  comm\n"
+        "1.000000        7  sh\n"
+        "2.000000  1234567  a-long-command\n"
+        "3.000000       42  ls\n");
+  // A later, narrower batch keeps the widths (the columns never jump back).
+  output->event({&q, 4'000'000'000, {uint64_t{1}, std::string("x")}});
+  output->finished();
+  CHECK(out.str().ends_with("3.000000       42  ls\n4.000000        1  x\n"));
+}
+
+TEST_CASE("table: a stream prints its rows at the latest after 256 of them") {
+  UtcZone utc;
+  PlanQuery q = make_query("execs", {});
+  q.streaming = true;
+  q.event_fields = {{"pid", ValueKind::Unsigned, 8, 4}};
+  std::ostringstream out;
+  auto output = make_table_output(out, TimeShown::Boot);
+  for (uint64_t i = 0; i < 255; ++i) output->event({&q, 1'000'000'000 + i, {i}});
+  CHECK(out.str().empty());
+  output->event({&q, 2'000'000'000, {uint64_t{255}}});
+  std::string text = out.str();
+  CHECK(std::count(text.begin(), text.end(), '\n') == 2 + 256);  // section, header, rows
+  CHECK_FALSE(output->flush_deadline().has_value());
 }
 
 TEST_CASE("table: a window whose limit held events back ends with their count") {
@@ -170,6 +221,7 @@ TEST_CASE("table: a window whose limit held events back ends with their count") 
   output->event({&q, 1'000'000'000, {uint64_t{42}}});
   output->events_not_printed(q, 1234);
   output->event({&q, 2'000'000'000, {uint64_t{43}}});
+  output->finished();
   std::string text = out.str();
   INFO("table:\n" << text);
   CHECK(text.find("1.000000   42\n... execs: 1234 more events not printed (limit 1)\n\n--- execs  ") !=
@@ -279,7 +331,7 @@ TEST_CASE("csv: header once per query, RFC 4180 quoting, complex cells as quoted
       "opens,2026-11-29T11:00:05Z,\"a,b\",42,\"[{\"\"min\"\":4,\"\"max\"\":8,\"\"count\"\":1}]\"\n"
       "opens,2026-11-29T11:00:05Z,\"a,b\",42,\"[{\"\"min\"\":4,\"\"max\"\":8,\"\"count\"\":1}]"
       "\"\n");
-  CHECK(notes.str() == "bpfql: opens: dropped 4 keys (map full: raise max_entries)\n");
+  CHECK(notes.str() == "bpfql: opens: dropped 4 map updates (a map was full: raise max_entries)\n");
 }
 
 TEST_CASE("csv: stream rows start with the query and ts") {
@@ -327,7 +379,11 @@ TEST_CASE("byte arrays: the same text in table, JSON and CSV: an address or lowe
                    BytesValue{{0x0a, 0x1b, 0x2c}, Shown::Hex}}};
 
   std::ostringstream table;
-  make_table_output(table, TimeShown::Boot)->event(event);
+  {
+    auto output = make_table_output(table, TimeShown::Boot);
+    output->event(event);
+    output->finished();
+  }
   CHECK(table.str().substr(table.str().find('\n') + 1) ==
         "time      args.saddr  args.daddr_v6  args.id\n"
         "1.500000  127.0.0.1   fe80::1        0a1b2c\n");
@@ -377,6 +433,7 @@ TEST_CASE("table: the stream header repeats when another query printed in betwee
   output->event({&a, 2'000'000'000, {uint64_t{2}}});
   output->interval(make_result(b, {{{uint64_t{3}}}}));
   output->event({&a, 3'000'000'000, {uint64_t{3}}});
+  output->finished();
   std::string text = out.str();
   size_t headers = 0;
   for (size_t at = text.find("--- execs"); at != std::string::npos;
