@@ -215,7 +215,7 @@ struct PlanMap {
 
 struct Plan {
   std::string c_source;  // BCC's dialect, for libbcc (what `bpfql compile` prints)
-  // The same program in plain C (codegen_maps.h), which bpfql compiles in one clang pass without
+  // The same program in plain C (compiler/codegen/maps.h), which bpfql compiles in one clang pass without
   // kernel headers (runtime/compile/clang_compile.h); "" when the program needs libbcc (USDT, task
   // storage, kprobes and uprobes).
   std::string c_plain;

@@ -232,7 +232,7 @@ Result<void> find_task_offsets(const KernelCatalog& catalog, CheckedQuery& q) {
   return {};
 }
 
-// Comparisons of a string with literals are unrolled, one byte each (codegen_strings.cpp), and
+// Comparisons of a string with literals are unrolled, one byte each (compiler/codegen/strings.cpp), and
 // an `in` list folds all of its items into one expression, whose compile time grows faster than
 // its size: measured with clang 14 (plain C) on a busy 2-CPU machine, `in` lists of 4,096
 // compared bytes (64 × 63, 16 × 255, 20 × 200, NULs included) took 11..81 s; 6,432 (32 × 200)

@@ -1,4 +1,4 @@
-// What a plain-C program of bpfql's (codegen_maps.h, Dialect::Plain) begins with: integer types,
+// What a plain-C program of bpfql's (maps.h, Dialect::Plain) begins with: integer types,
 // the BPF helpers it calls (by their numbers in the kernel's ABI, from <linux/bpf.h> of the build
 // host), the map definition macro and the constants it names. No kernel header is parsed when it
 // compiles, which is what makes the one-pass compile fast (runtime/compile/clang_compile.h).

@@ -1,6 +1,7 @@
 // Code generation: one BCC-dialect C program for every query of a file, and the Plan that
-// describes its maps and attach points. Layout decisions live in codegen_query.cpp, function
-// bodies in codegen_function.cpp (statements), codegen_expr.cpp and codegen_strings.cpp.
+// describes its maps and attach points. Layout decisions live in query_layout.cpp, map
+// declarations in query.cpp, function bodies in function.cpp (statements), expr.cpp and
+// strings.cpp.
 #include "compiler/codegen/codegen.h"
 
 #include <fmt/format.h>

@@ -62,7 +62,7 @@ class FunctionGen {
   const std::vector<std::string>& body_lines() const { return lines_; }
 
  private:
-  // Statements (codegen_function.cpp).
+  // Statements (function.cpp).
   Result<void> emit_main();
   Result<void> emit_span_begin();
   Result<void> emit_span_lookup();
@@ -89,7 +89,7 @@ class FunctionGen {
   void zero_in_pieces(const std::string& lvalue, uint32_t bytes);
   void ensure_zero_value();
 
-  // Integer and boolean expressions (codegen_expr.cpp).
+  // Integer and boolean expressions (expr.cpp).
   Result<CValue> value(const Expr& e);
   Result<CValue> typed_value(const Expr& e);  // cast to the checker's type where it differs
   Result<std::string> condition(const Expr& e);
@@ -121,7 +121,7 @@ class FunctionGen {
   std::string record_field(const std::string& name);  // "args->name"; notes the record is read
   CValue record_value(const std::string& name, const Type& t, const std::string& load);
 
-  // Strings (codegen_strings.cpp).
+  // Strings (strings.cpp).
   Result<CString> string_value(const Expr& e, bool indexed);
   Result<void> read_string(const Expr& e, const StringHome& home);
   Result<void> read_field_string(const Expr& e, const FieldRef& f, const std::string& dest,
@@ -133,7 +133,7 @@ class FunctionGen {
   Result<std::string> string_contains(const Expr& s, const std::string& needle);
   Result<void> store_literal(const std::string& lvalue, uint32_t size, const std::string& bytes);
 
-  // Byte arrays (codegen_bytes.cpp).
+  // Byte arrays (bytes.cpp).
   Result<std::string> byte_field(const Expr& e);
   Result<void> copy_bytes(const Expr& e, const std::string& lvalue, uint32_t size);
   Result<std::string> bytes_equal(const Expr& lhs, const Expr& rhs);

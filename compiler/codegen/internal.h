@@ -1,6 +1,6 @@
 // Shared between the code generator's files: the program-wide state (prologue needs, tracepoint
-// structs), each query's layout (structs, maps, where every string lives), and the analysis of
-// which strings an expression reads. Not part of the codegen.h interface.
+// structs), the limits storage is placed under, and the analysis of which strings an expression
+// reads; each query's layout is in query_layout.h. Not part of the codegen.h interface.
 #pragma once
 
 #include <map>
@@ -12,6 +12,7 @@
 #include "compiler/codegen/helpers.h"
 #include "compiler/codegen/layout.h"
 #include "compiler/codegen/maps.h"
+#include "compiler/codegen/query_layout.h"
 #include "compiler/codegen/tracepoint.h"
 #include "compiler/plan.h"
 
@@ -56,10 +57,6 @@ struct ProgramState {
   std::vector<PlanMap> maps;            // every map declared, in order
 };
 
-// The two kinds of functions a query has: the main one per probe (filters, keys, aggregation or
-// streaming; a span's end), and a span's begin.
-enum class Role { Main = 0, SpanBegin = 1 };
-
 // A span keyed by the thread (the default `tid`) keeps its begin time in task-local storage: no
 // hash lookup, insert and delete per span (bpftrace and hand-written tools use a hash keyed by
 // tid), and the slot goes away when the thread exits. Other keys use a hash of max_entries.
@@ -72,16 +69,6 @@ bool also_begins(const CheckedQuery& q, const ProbeRef& probe);
 // Whether an end expression reads the stored begin (`duration`, `begin.EXPR`): such filters run
 // after the lookup, the others before it.
 bool reads_span(const Expr& e);
-
-// Where one string value lives while a function runs.
-struct StringHome {
-  std::string lvalue;   // "key.comm", "s0", "sc->s0", "args->prev_comm"
-  uint32_t size = 0;    // bytes of the array
-  bool in_ctx = false;  // a char[] field compared in place in the tracepoint record
-  bool member = false;  // a member of the key or event struct (zeroed before it is written);
-                        // at a span's begin, of the span value
-  bool in_span = false;  // a captured string, in the stored span value: nothing to read
-};
 
 // A string an expression reads: canonical name (equal for the same bytes), and whether it is
 // indexed with a variable (contains(), string == string), which a record in place cannot be.
@@ -97,62 +84,6 @@ std::string string_canon(const Expr& e);
 // Every non-literal string `e` reads, merged into `out` by canonical name.
 void collect_strings(const Expr& e, std::vector<StringUse>& out);
 
-// Everything decided about a query before its functions are written.
-struct QueryLayout {
-  int index = 0;
-  std::string prefix;  // "q0"
-
-  StructLayout key;                        // empty: no keys
-  std::vector<std::string> key_members;    // per KeyItem
-  StructLayout hkey;                       // { key; u64 slot; }: histograms with keys
-  StructLayout val;                        // empty: every aggregate is a histogram
-  std::vector<std::string> agg_members;    // per AggregateItem: value member ("" none)
-  std::vector<std::string> hist_maps;      // per AggregateItem: own map ("" none)
-  StructLayout event;                      // streaming
-  std::vector<std::string> event_members;  // per StreamItem
-  StructLayout scratch;                    // per-CPU scratch (empty: everything is on the stack)
-
-  // Storage, as C lvalues; the stack ones are declared by the function that uses them.
-  std::string key_outer;  // what is zeroed: "key", "hk", "sc->key", "sc->hk"
-  std::string key_var;    // the struct qN_key: "key", "hk.k", "sc->key", "sc->hk.k"
-  std::string event_var;  // "ev" / "sc->ev"
-  std::string zero_var;   // "zero" / "sc->zero": the initial value of a new key
-  bool key_on_stack = false;
-  bool event_on_stack = false;
-  bool zero_on_stack = false;
-  std::map<std::string, StringHome> strings[2];  // per Role: canon → home
-  std::set<std::string> stack_buffers[2];        // per Role: buffers declared on the stack
-
-  // Spans: the key (`u64`, or a struct of u64 for a composite key), and the value each begin
-  // stores: the begin time alone (`u64`), or a struct {ts, captures} when the end uses
-  // `begin.EXPR`.
-  StructLayout span_key;                       // empty: one u64
-  StructLayout span_val;                       // empty: the begin time alone
-  std::vector<std::string> capture_members;    // per CheckedSpan::captures
-  std::string span_var;   // at the begin, where the value is built: "sv" / "sc->sv"
-  bool span_val_on_stack = false;
-  std::string span_key_type() const { return span_key.empty() ? "u64" : span_key.type(); }
-  std::string span_val_type() const { return span_val.empty() ? "u64" : span_val.type(); }
-  // The stored begin time through the looked-up pointer `sp`.
-  std::string span_ts() const { return span_val.empty() ? "*sp" : "sp->ts"; }
-
-  bool uses_stacks = false;  // a kstack/ustack key (a stack map)
-  // Bytes of the event the function zeroes: all but its stacks' addresses, which come last and
-  // which bpf_get_stack writes whole (a too large memset is no BPF instruction).
-  uint32_t event_zeroed = 0;
-  std::string map(const char* what) const { return prefix + "_" + what; }
-};
-
-Result<QueryLayout> layout_query(const CheckedQuery& query, int index);
-
-// The span value's member holding capture `i` (CheckedSpan::captures).
-inline const CMember* capture_member_at(const QueryLayout& L, size_t i) {
-  if (i >= L.capture_members.size()) return nullptr;
-  for (const auto& m : L.span_val.members())
-    if (m.name == L.capture_members[i]) return &m;
-  return nullptr;
-}
-
 // The maps and shared declarations of a query (structs, maps, its drop counter).
 // Appends each map it declares to `maps`.
 std::string query_declarations(const CheckedQuery& query, const QueryLayout& layout,
@@ -163,8 +94,5 @@ PlanQuery plan_query(const CheckedQuery& query, const QueryLayout& layout);
 
 // What the runtime needs to print a value of this type.
 ValueKind value_kind(const Expr& e);
-// Bytes a key or event member of this type takes: integers 1/2/4/8, bool 1, strings str_size,
-// stacks 4 (a stack id), byte arrays their length.
-uint32_t member_size(const Type& t);
 
 }  // namespace bpfql::codegen

@@ -41,6 +41,12 @@ bool StructLayout::place(std::string name, std::string type, uint32_t array, uin
   return true;
 }
 
+const CMember* StructLayout::find(const std::string& name) const {
+  for (const auto& m : members_)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
 void StructLayout::pad_to_multiple(uint32_t n) { pad_to((size_ + n - 1) / n * n); }
 
 std::string StructLayout::declaration() const {

@@ -42,6 +42,8 @@ class StructLayout {
   uint32_t size() const { return size_; }
   bool empty() const { return members_.empty(); }
   const std::vector<CMember>& members() const { return members_; }
+  // The member called `name`; nullptr if there is none.
+  const CMember* find(const std::string& name) const;
 
   // The declaration followed by its _Static_assert (sizeof and every member's offset).
   std::string declaration() const;

@@ -277,7 +277,7 @@ TEST_CASE("count() by comm: the Plan describes the key, value and attach point")
   CHECK(q.max_entries == 10240);
   // No kernel headers: only the record struct laid out from the format.
   CHECK(plan.c_source.find("#include") == std::string::npos);
-  // Preallocated (values_map_kind in codegen_query.cpp says why).
+  // Preallocated (values_map_kind in compiler/codegen/query.cpp says why).
   CHECK(plan.c_source.find("BPF_PERCPU_HASH(q0_vals, struct q0_key, struct q0_val, 10240);") !=
         std::string::npos);
 }
