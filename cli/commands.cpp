@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/query_paths.h"
+#include "compiler/syntax/includes.h"
 #include "compiler/codegen/c_names.h"
 #include "compiler/check/histogram_sums.h"
 #include "compiler/syntax/print_query.h"
@@ -20,6 +21,7 @@
 #include "runtime/load/loader.h"
 #include "runtime/kernel/probe_support.h"
 #include "runtime/kernel/process_watch.h"
+#include "runtime/serve/reload.h"
 #include "runtime/serve/serve.h"
 #include "runtime/kernel/tracefs_catalog.h"
 
@@ -30,7 +32,8 @@ namespace {
 // What run and serve do before loading: privileges, the --pid process, tracefs, the compiler and
 // the probes this machine offers. Returns the Plan or the exit status.
 std::expected<Plan, int> plan_for_kernel(const PipelineInput& input,
-                                         std::vector<std::string>* failed = nullptr) {
+                                         std::vector<std::string>* failed = nullptr,
+                                         std::map<std::string, std::string>* fingerprints = nullptr) {
   // Before the catalog, whose "permission denied reading tracefs" would hide the real reason.
   if (auto problem = check_privileges()) {
     std::cerr << "bpfql: " << *problem << "\n";
@@ -45,7 +48,8 @@ std::expected<Plan, int> plan_for_kernel(const PipelineInput& input,
   // tracepoint fails its check ("no tracepoints are visible"), and then the run fails as a host
   // problem (exit 1) that says what to mount.
   TracefsCatalog catalog;
-  auto plan = failed ? compile_passing_queries(input, catalog, *failed) : compile_queries(input, catalog);
+  auto plan = failed ? compile_passing_queries(input, catalog, *failed, fingerprints)
+                     : compile_queries(input, catalog);
   if (!plan && !catalog.tracefs_problem().empty()) {
     std::cerr << "bpfql: " << catalog.tracefs_problem() << "\n";
     return std::unexpected(1);
@@ -126,14 +130,22 @@ int command_run_command(PipelineInput input, RunOptions options, const std::stri
 }
 
 int command_serve(PipelineInput input, const ListenAddress& listen, const WebConfig& web,
-                  size_t max_series, bool strict, const RunOptions& options) {
+                  size_t max_series, bool strict, RunOptions options,
+                  std::vector<std::string> reload_roots) {
   input.require = exportable;
   input.adjust = add_histogram_sums;
   // Without --strict, the queries that check are served and the rest reported (here, and as
-  // bpfql_query_up 0), as one bad query must not take a host's whole exporter down.
+  // bpfql_query_up 0), as one bad query must not take a host's whole exporter down. Each
+  // query's fingerprint tells a reload which queries did not change.
   std::vector<std::string> failed;
-  auto plan = plan_for_kernel(input, strict ? nullptr : &failed);
+  std::map<std::string, std::string> fingerprints;
+  auto plan = plan_for_kernel(input, &failed, &fingerprints);
   if (!plan) return plan.error();
+  if (strict && !failed.empty()) {
+    std::cerr << fmt::format("bpfql: --strict: not serving anything, as {} did not check (errors above)\n",
+                             fmt::join(failed, ", "));
+    return 2;
+  }
   if (!failed.empty())
     std::cerr << fmt::format("bpfql: serving {} of {} queries; not served (errors above): {}\n",
                              plan->queries.size(), plan->queries.size() + failed.size(), fmt::join(failed, ", "));
@@ -143,7 +155,36 @@ int command_serve(PipelineInput input, const ListenAddress& listen, const WebCon
     std::cerr << "bpfql: " << exporter.error() << "\n";
     return 1;
   }
-  return serve_plan(*plan, **exporter, options, BPFQL_VERSION, max_series, failed);
+  if (reload_roots.empty())
+    return serve_plan(*plan, **exporter, options, BPFQL_VERSION, max_series, failed);
+  // SIGHUP: the same files and directories, read again, checked and generated as at the start;
+  // any query that fails now and did not before refuses the reload (the old set keeps serving).
+  auto known_failures = std::make_shared<std::vector<std::string>>(failed);
+  QueryCompiler compile = [input, reload_roots, strict, known_failures]() -> std::optional<CompiledQueries> {
+    PipelineInput again = input;
+    again.files_or_names = reload_roots;
+    if (!expand_query_dirs(again.files_or_names)) return std::nullopt;
+    CompiledQueries out;
+    TracefsCatalog catalog;
+    auto plan = compile_passing_queries(again, catalog, out.failed, &out.fingerprints);
+    if (!plan) return std::nullopt;
+    if (std::string why = unavailable_probes(*plan, catalog); !why.empty()) {
+      std::cerr << "bpfql: " << why << "\n";
+      return std::nullopt;
+    }
+    std::vector<std::string> newly;
+    for (const auto& f : out.failed)
+      if (strict || std::ranges::find(*known_failures, f) == known_failures->end()) newly.push_back(f);
+    if (newly.empty()) *known_failures = out.failed;
+    out.refused = newly;
+    prepare_serve_plan(*plan, again.options.interval_ns);
+    out.plan = std::move(*plan);
+    return out;
+  };
+  return serve_plan(*plan, **exporter, options, BPFQL_VERSION, max_series, failed,
+                    [&](PrometheusOutput& output) {
+                      return std::make_unique<ServeReloader>(compile, fingerprints, output);
+                    });
 }
 
 int command_check(const PipelineInput& input) {
@@ -233,10 +274,18 @@ int command_convert(const PipelineInput& input, const std::string& to) {
     std::cerr << format_diagnostic(file.error(), text);
     return 2;
   }
+  // What `include:` brings is printed with the file (print_yaml), so it must be read first.
+  std::map<std::string, std::string> texts{{file->path, text}};
+  auto included = resolve_includes(*file, query_search_dirs());
+  texts.insert(file->included_texts.begin(), file->included_texts.end());
+  if (!included) {
+    std::cerr << format_diagnostic(included.error(), texts);
+    return 2;
+  }
   bool to_yaml = to.empty() ? input.one_liner.has_value() : to == "yaml";
   auto printed = to_yaml ? print_yaml(*file) : print_sql(*file);
   if (!printed) {
-    std::cerr << format_diagnostic(printed.error(), text);
+    std::cerr << format_diagnostic(printed.error(), texts);
     return 2;
   }
   std::cout << *printed;

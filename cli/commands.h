@@ -20,8 +20,11 @@ int command_run(PipelineInput input, const RunOptions& options);
 // process it starts, and ends with the final print when it exits. 0 unless bpfql failed (the
 // command's own status is printed); a command that cannot be started is a runtime failure (1).
 int command_run_command(PipelineInput input, RunOptions options, const std::string& command);
+// `reload_roots`: the files and directories as given; SIGHUP reads them again
+// (runtime/serve/reload.h). Empty: SIGHUP ends serve.
 int command_serve(PipelineInput input, const ListenAddress& listen, const WebConfig& web,
-                  size_t max_series, bool strict, const RunOptions& options);
+                  size_t max_series, bool strict, RunOptions options,
+                  std::vector<std::string> reload_roots = {});
 int command_check(const PipelineInput& input);
 // `convert`: -e's SQL as YAML, a YAML file (or stdin) as SQL; `to` ("yaml", "sql" or "" for
 // the other syntax) forces the output syntax.

@@ -61,7 +61,12 @@ Verdict check_on(const LibraryFile& file, const PipelineInput& base, const Kerne
 }
 
 nlohmann::json diagnostic_json(const Diagnostic& d) {
-  return {{"file", d.loc.file}, {"line", d.loc.line}, {"col", d.loc.col}, {"message", d.message}};
+  nlohmann::json notes = nlohmann::json::array();  // where a macro or list used there is defined
+  for (const DiagnosticNote& n : d.notes)
+    notes.push_back({{"file", n.loc.file}, {"line", n.loc.line}, {"col", n.loc.col},
+                     {"message", n.message}});
+  return {{"file", d.loc.file}, {"line", d.loc.line}, {"col", d.loc.col}, {"message", d.message},
+          {"notes", notes}};
 }
 
 // A kernel's column heading: its name, then its release.

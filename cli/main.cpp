@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/query_paths.h"
 #include "cli/library_check.h"
 #include "compiler/syntax/query.h"
 #include "compiler/syntax/query_limits.h"
@@ -69,31 +70,9 @@ struct Args {
   std::string web_config;  // serve --web.config.file
   size_t max_series = bpfql::kDefaultMaxSeries;
   bool strict = false;  // serve --strict
+  bool no_reload = false;  // serve --no-reload
+  std::string expire_after;  // serve --expire-after
 };
-
-// serve FILE_OR_DIR...: a directory stands for the *.yml files in it, in name order (a
-// deployment's /etc/bpfql/queries.d). False (after a message) when a directory holds none.
-bool expand_query_dirs(std::vector<std::string>& files) {
-  std::vector<std::string> out;
-  for (const auto& f : files) {
-    std::error_code ec;
-    if (!std::filesystem::is_directory(f, ec)) {
-      out.push_back(f);
-      continue;
-    }
-    std::vector<std::string> found;
-    for (const auto& e : std::filesystem::directory_iterator(f, ec))
-      if (e.path().extension() == ".yml" && e.is_regular_file(ec)) found.push_back(e.path().string());
-    if (found.empty()) {
-      std::cerr << "bpfql: " << f << ": no *.yml query file in this directory\n";
-      return false;
-    }
-    std::sort(found.begin(), found.end());
-    out.insert(out.end(), found.begin(), found.end());
-  }
-  files = std::move(out);
-  return true;
-}
 
 // Turns -p/--interval/--stop-after/--pid into pipeline input; false (after a message) on error.
 bool to_input(const Args& args, bpfql::PipelineInput& input) {
@@ -244,8 +223,9 @@ int main(int argc, char** argv) {
   serve->add_option("files", args.files, "Query files or library names (aggregating queries)")
       ->required(false);
   add_query_options(serve, args);
-  serve->get_option("--interval")->description("Refresh the metrics every D (default: the "
-                                               "queries' interval, else 1s)");
+  serve->get_option("--interval")->description("Also read the maps every D in the background "
+                                               "(default: at scrape time when the last read is "
+                                               "older than 0.5s, and every 5m)");
   serve->get_option("--stop-after")->description("Exit after D (default: run until SIGINT/SIGTERM)");
   serve->add_option("--listen", args.listen, "HOST:PORT or unix:/PATH to serve /metrics on")
       ->capture_default_str();
@@ -259,6 +239,13 @@ int main(int argc, char** argv) {
   serve->add_flag("--strict", args.strict,
                   "Serve nothing unless every query checks (default: serve the queries that do, "
                   "report the rest and export bpfql_query_up 0 for them)");
+  serve->add_option("--expire-after", args.expire_after,
+                    "Remove a group key whose values did not change for D (e.g. 5m) from the maps "
+                    "and the metrics: bounds the series of processes or connections that are gone "
+                    "(a key that comes back restarts from 0, a counter reset to rate())");
+  serve->add_flag("--no-reload", args.no_reload,
+                  "SIGHUP ends serve instead of reloading the queries, and every capability is "
+                  "dropped after attach (a reload needs those that loading needs)");
   serve->add_flag("-v,--verbose", args.verbose, "Show libbcc's compiler output and the verifier log");
   serve->footer(R"(Metrics: count() and sum() are counters, min/max/avg gauges, stats(E) gives _count and
 _sum counters and an _avg gauge, hist/lhist/percentile are histograms with _sum and _count
@@ -395,7 +382,7 @@ Exit status: 0 all passed, 2 any query or library rule failed.)");
       return bpfql::command_run(input, options);
     }
     if (serve->parsed()) {
-      if (!expand_query_dirs(input.files_or_names)) return 2;
+      if (!bpfql::expand_query_dirs(input.files_or_names)) return 2;
       auto listen = bpfql::parse_listen(args.listen);
       if (!listen) {
         std::cerr << "bpfql: " << listen.error() << "\n";
@@ -403,7 +390,18 @@ Exit status: 0 all passed, 2 any query or library rule failed.)");
       }
       bpfql::RunOptions options;
       options.verbose = args.verbose;
-      options.drop_privileges = true;
+      // SIGHUP reloads: loading the new programs needs the capabilities attaching needed, so
+      // the session keeps them (the HTTP thread drops all of its own); --no-reload drops them.
+      options.drop_privileges = args.no_reload;
+      if (!args.expire_after.empty()) {
+        auto ns = bpfql::parse_duration(args.expire_after);
+        if (!ns || *ns < 1'000'000'000) {
+          std::cerr << "bpfql: --expire-after takes a duration of at least 1s, such as 5m, not '"
+                    << args.expire_after << "'\n";
+          return 2;
+        }
+        options.expire_after = std::chrono::nanoseconds(*ns);
+      }
       bpfql::WebConfig web;
       if (!args.web_config.empty()) {
         auto loaded = bpfql::load_web_config(args.web_config);
@@ -413,7 +411,8 @@ Exit status: 0 all passed, 2 any query or library rule failed.)");
         }
         web = std::move(*loaded);
       }
-      return bpfql::command_serve(input, *listen, web, args.max_series, args.strict, options);
+      return bpfql::command_serve(input, *listen, web, args.max_series, args.strict, options,
+                                  args.no_reload ? std::vector<std::string>{} : args.files);
     }
     if (check->parsed()) {
       input.show_notes = args.verbose;

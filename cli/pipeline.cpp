@@ -19,8 +19,7 @@ namespace {
 
 std::string rendered(const Diagnostic& diag, const std::map<std::string, std::string>& texts,
                      std::string_view severity = "error") {
-  auto it = texts.find(diag.loc.file);
-  return format_diagnostic(diag, it == texts.end() ? std::string_view() : it->second, severity);
+  return format_diagnostic(diag, texts, severity);
 }
 
 std::set<std::string> declared_params(const QueryFile& file) {
@@ -99,12 +98,18 @@ std::vector<Result<QueryFile>> load_files(const PipelineInput& input,
 // Code generation has rules of its own (how big a map key or an event may be): a query that
 // breaks one fails `check` as it would fail `compile`. Each query is generated alone, so that
 // every bad query of a file is reported and the good ones still listed.
-std::optional<Diagnostic> generation_problem(CheckedQuery& query) {
+std::optional<Diagnostic> generation_problem(CheckedQuery& query, std::string* fingerprint = nullptr) {
   CheckedProgram alone;
   alone.queries.push_back(std::move(query));
   auto plan = generate_plan(alone);
   query = std::move(alone.queries.front());
-  if (plan) return std::nullopt;
+  if (plan) {
+    if (fingerprint) {
+      *fingerprint = plan->c_source;
+      for (const auto& c : plan->constants) *fingerprint += fmt::format("\n// {} = {}", c.source, c.value);
+    }
+    return std::nullopt;
+  }
   return plan.error();
 }
 
@@ -164,8 +169,9 @@ ProgramCheck check_files(const PipelineInput& input, const KernelCatalog& catalo
           continue;
         }
       if (input.adjust) input.adjust(query);
+      std::string fingerprint;
       if (generate_each)
-        if (auto problem = generation_problem(query)) {
+        if (auto problem = generation_problem(query, &fingerprint)) {
           query_failed(*problem, query.name);
           continue;
         }
@@ -178,6 +184,7 @@ ProgramCheck check_files(const PipelineInput& input, const KernelCatalog& catalo
       for (const auto& warning : query.warnings) std::cerr << rendered(warning, texts, "warning");
       if (input.show_notes)
         for (const auto& note : query.notes) std::cerr << rendered(note, texts, "note");
+      if (generate_each) result.fingerprints[query.name] = std::move(fingerprint);
       result.passed.queries.push_back(std::move(query));
     }
   }
@@ -201,9 +208,11 @@ ProgramCheck check_each_file(const PipelineInput& input, const KernelCatalog& ca
 }
 
 std::optional<Plan> compile_passing_queries(const PipelineInput& input, const KernelCatalog& catalog,
-                                            std::vector<std::string>& failed) {
+                                            std::vector<std::string>& failed,
+                                            std::map<std::string, std::string>* fingerprints) {
   ProgramCheck checked = check_files(input, catalog, /*generate_each=*/true);
   failed = checked.failed_queries;
+  if (fingerprints) *fingerprints = checked.fingerprints;
   if (checked.passed.queries.empty()) return std::nullopt;
   auto plan = generate_plan(checked.passed);
   if (!plan) {

@@ -42,6 +42,9 @@ struct ProgramCheck {
   // What failed, by query name; a file that failed as a whole (it does not load or check) by its
   // name without folder and .yml, unless some of its queries passed.
   std::vector<std::string> failed_queries;
+  // Each passing query's code and values as generated alone, by name (serve's reload compares
+  // them to tell an unchanged query from a changed one).
+  std::map<std::string, std::string> fingerprints;
 };
 
 // A diagnostic as check prints it: `file:line:col: error: ...`, the line and a caret.
@@ -58,6 +61,7 @@ std::optional<Plan> compile_queries(const PipelineInput& input, const KernelCata
 // together; `failed` gets the names of the rest (their diagnostics already on stderr). nullopt
 // when none passes (or the passing ones fail together).
 std::optional<Plan> compile_passing_queries(const PipelineInput& input, const KernelCatalog& catalog,
-                                            std::vector<std::string>& failed);
+                                            std::vector<std::string>& failed,
+                                            std::map<std::string, std::string>* fingerprints = nullptr);
 
 }  // namespace bpfql

@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <iostream>
 #include <map>
 
 #include <fmt/format.h>
@@ -142,5 +144,28 @@ Result<std::string> resolve_query(const std::string& file_or_name) {
       fmt::format("no such file, and no library query of that name{}",
                   library_suggestion(file_or_name))});
 }
+
+bool expand_query_dirs(std::vector<std::string>& files) {
+  std::vector<std::string> out;
+  for (const auto& f : files) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(f, ec)) {
+      out.push_back(f);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (const auto& e : std::filesystem::directory_iterator(f, ec))
+      if (e.path().extension() == ".yml" && e.is_regular_file(ec)) found.push_back(e.path().string());
+    if (found.empty()) {
+      std::cerr << "bpfql: " << f << ": no *.yml query file in this directory\n";
+      return false;
+    }
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  files = std::move(out);
+  return true;
+}
+
 
 }  // namespace bpfql

@@ -33,4 +33,8 @@ Result<QueryFile> load_library_file(const std::string& path);
 // Include files (*.inc.yml) are not queries and are left out.
 std::vector<std::pair<std::string, std::string>> library_queries();
 
+// serve FILE_OR_DIR...: a directory stands for the *.yml files in it, in name order (a
+// deployment's /etc/bpfql/queries.d). False (after a message) when a directory holds none.
+bool expand_query_dirs(std::vector<std::string>& files);
+
 }  // namespace bpfql

@@ -169,10 +169,11 @@ std::string did_you_mean(std::string_view wanted, const std::vector<std::string>
   return best.empty() ? std::string() : fmt::format("; did you mean '{}'?", best);
 }
 
-std::string format_diagnostic(const Diagnostic& diag, std::string_view source_text,
-                              std::string_view severity) {
-  const SourceLoc& loc = diag.loc;
-  std::string message = shorten_long_words(terminal_safe(diag.message, false));
+namespace {
+
+std::string format_one(const SourceLoc& loc, std::string_view text, std::string_view source_text,
+                       std::string_view severity) {
+  std::string message = shorten_long_words(terminal_safe(text, false));
   std::string out;
   if (loc.line > 0) {
     // The file name too: `bpfql check $'x\e]0;title\a.yml'` must not retitle the terminal.
@@ -187,6 +188,30 @@ std::string format_diagnostic(const Diagnostic& diag, std::string_view source_te
   } else {
     out = fmt::format("{}: {}\n", severity, message);
   }
+  return out;
+}
+
+}  // namespace
+
+std::string format_diagnostic(const Diagnostic& diag, std::string_view source_text,
+                              std::string_view severity) {
+  std::string out = format_one(diag.loc, diag.message, source_text, severity);
+  for (const DiagnosticNote& note : diag.notes)
+    out += format_one(note.loc, note.message,
+                      note.loc.file == diag.loc.file ? source_text : std::string_view(), "note");
+  return out;
+}
+
+std::string format_diagnostic(const Diagnostic& diag,
+                              const std::map<std::string, std::string>& texts,
+                              std::string_view severity) {
+  auto text_of = [&](const SourceLoc& loc) {
+    auto it = texts.find(loc.file);
+    return it == texts.end() ? std::string_view() : std::string_view(it->second);
+  };
+  std::string out = format_one(diag.loc, diag.message, text_of(diag.loc), severity);
+  for (const DiagnosticNote& note : diag.notes)
+    out += format_one(note.loc, note.message, text_of(note.loc), "note");
   return out;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <expected>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,11 +19,19 @@ struct SourceLoc {
   SourceLoc shifted(int columns) const { return {file, line, col + columns}; }
 };
 
+// A second place an error concerns, printed after it as `file:line:col: note: message` with its
+// own caret: where a macro or list used at the error's position is defined.
+struct DiagnosticNote {
+  SourceLoc loc;
+  std::string message;
+};
+
 // One error a user can cause. `message` is the whole sentence after "error: ", including a
 // "; did you mean 'x'?" suggestion when there is one.
 struct Diagnostic {
   SourceLoc loc;
   std::string message;
+  std::vector<DiagnosticNote> notes = {};  // outermost first
 };
 
 template <class T>
@@ -43,6 +52,12 @@ std::string did_you_mean(std::string_view wanted, const std::vector<std::string>
 // `source_text` is the whole file the diagnostic points into ("" when unavailable). `severity`
 // is "error", or "note" for what the checker only reports (CheckedQuery::notes).
 std::string format_diagnostic(const Diagnostic& diag, std::string_view source_text,
+                              std::string_view severity = "error");
+
+// The same, with the text of every file the diagnostic and its notes point into (path → text):
+// a note is often in another file (an included one) than the error.
+std::string format_diagnostic(const Diagnostic& diag,
+                              const std::map<std::string, std::string>& texts,
                               std::string_view severity = "error");
 
 }  // namespace bpfql

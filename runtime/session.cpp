@@ -21,8 +21,10 @@
 
 #include "runtime/collect/collector.h"
 #include "runtime/collect/display.h"
+#include "runtime/collect/idle_keys.h"
 #include "runtime/collect/map_reader.h"
 #include "runtime/load/attach.h"
+#include "runtime/load/carry_state.h"
 #include "runtime/load/detach.h"
 #include "runtime/load/loader.h"
 #include "runtime/load/resource_limits.h"
@@ -52,24 +54,32 @@ Cell shown(Display d, const Cell& raw, int pid, std::span<const std::string> pro
 class Run {
  public:
   Run(const Plan& plan, const RunOptions& options, std::ostream& os, Output& output,
-      std::unique_ptr<BpfObject> bpf)
-      : plan_(plan),
+      std::unique_ptr<BpfObject> bpf, std::unique_ptr<Plan> owned_plan = nullptr)
+      : owned_plan_(std::move(owned_plan)),
+        plan_(plan),
         options_(options),
         os_(os),
         output_(output),
         bpf_(std::move(bpf)),
         stacks_(*bpf_),
         streams_(output, [this](const PlanQuery& q) { return hooks(q); }),
-        schedule_(plan, SteadyClock::now()) {}
+        schedule_(plan, SteadyClock::now()) {
+    if (options.expire_after.count() > 0) idle_.emplace(options.expire_after);
+  }
 
-  // Returns the exit status.
-  int start_and_loop(SignalFd& signals);
+  // Returns the exit status. `attached`: setup() already ran (a Run that a reload started).
+  // When a reload hands over, handover() holds the new Run, already attached.
+  int start_and_loop(SignalFd& signals, bool attached = false);
+  std::unique_ptr<Run> handover() { return std::move(next_); }
 
  private:
   DecodeHooks hooks(const PlanQuery& q) {
     return DecodeHooks{stacks_.for_query(q), &shown, &symbolize_frames};
   }
   bool setup();
+  bool attach();
+  void announce(int probes);
+  void reload();
   bool loop(SignalFd& signals);
   void print(Schedule::Entry& e, SteadyClock::time_point now, bool regular);
   void end_window(Schedule::Entry& e, SteadyClock::time_point now);
@@ -81,6 +91,7 @@ class Run {
   bool output_ok() const { return write_errno_ == 0; }
   bool report_write_error() const;
 
+  std::unique_ptr<Plan> owned_plan_;  // a reloaded Plan (the first one is the caller's)
   const Plan& plan_;
   const RunOptions& options_;
   std::ostream& os_;
@@ -98,9 +109,19 @@ class Run {
   bool stopping_ = false;  // finish() has begun: the prints now are the last ones
   int write_errno_ = 0;    // why writing the output failed (ENOSPC, EPIPE, ...); 0 = it did not
   bool interrupted_ = false;  // a signal came before tracing began
+  int probes_attached_ = 0;
+  std::unique_ptr<Run> next_;  // a reload's Run, attached, that takes over from this one
+  std::optional<IdleKeys> idle_;  // serve --expire-after
 };
 
 bool Run::setup() {
+  if (!attach()) return false;
+  announce(probes_attached_);
+  return true;
+}
+
+// Opens the maps and streams and attaches every probe; false (after saying why) on failure.
+bool Run::attach() {
   if (auto e = maps_.open(*bpf_, plan_); !e.empty()) {
     say("internal error: " + e);
     return false;
@@ -126,20 +147,75 @@ bool Run::setup() {
     interrupted_ = stop_signal_pending();  // attach_all stopped for it
     return false;
   }
-  if (options_.drop_privileges) drop_privileges();
-  output_.started();
-  if (options_.command) options_.command->release();  // everything is attached: let it run
-  std::cerr << "Tracing " << attached.probes << (attached.probes == 1 ? " probe" : " probes")
-            << "... Hit Ctrl-C to end.\n"
-            << std::flush;
+  probes_attached_ = attached.probes;
   return true;
 }
 
-int Run::start_and_loop(SignalFd& signals) {
-  bool ok = setup();
+void Run::announce(int probes) {
+  if (options_.drop_privileges) drop_privileges();
+  output_.started();
+  if (options_.command) options_.command->release();  // everything is attached: let it run
+  std::cerr << "Tracing " << probes << (probes == 1 ? " probe" : " probes")
+            << "... Hit Ctrl-C to end.\n"
+            << std::flush;
+}
+
+// SIGHUP in serve (session.h, Reloader): the new Plan is compiled, loaded and attached while this
+// one keeps running; the unchanged queries' state is copied into the new maps just before the
+// new probes attach (events between the copy and the attach count in neither: a few at most,
+// never twice). On success next_ holds the new Run and the loop ends; this Run then detaches.
+void Run::reload() {
+  Reloader& reloader = *options_.reloader;
+  std::unique_ptr<Plan> next = reloader.next_plan();
+  if (!next) {
+    reloader.reload_failed("the new queries do not check (errors above)");
+    return;
+  }
+  if (auto problem = check_host(*next)) {
+    reloader.reload_failed(*problem);
+    return;
+  }
+  LoadResult loaded = load_program(*next, options_.verbose, options_.use_cache);
+  if (options_.verbose && !loaded.log.empty()) std::cerr << loaded.log;
+  if (!loaded.bpf) {
+    reloader.reload_failed(loaded.error);
+    return;
+  }
+  std::map<size_t, size_t> unchanged = reloader.unchanged(plan_, *next);
+  std::vector<std::string> kept;
+  for (auto [to, from] : unchanged) {
+    const PlanQuery& old_q = plan_.queries[from];
+    if (std::string why = carry_query_state(old_q, *bpf_, next->queries[to], *loaded.bpf); !why.empty()) {
+      say(fmt::format("reload: query {} starts again from zero: {}", old_q.name, why));
+      continue;
+    }
+    kept.push_back(old_q.name);
+  }
+  const Plan& next_plan = *next;
+  auto run = std::make_unique<Run>(next_plan, options_, os_, output_, std::move(loaded.bpf), std::move(next));
+  if (!run->attach()) {
+    detach_all(std::move(run->bpf_), run->probes_, /*background=*/true);
+    reloader.reload_failed("the new program did not attach (error above)");
+    return;
+  }
+  if (idle_) run->idle_ = std::move(idle_);  // by query name: the kept queries' timers go on
+  reloader.reloaded(next_plan, kept);
+  run->announce(run->probes_attached_);
+  next_ = std::move(run);
+}
+
+int Run::start_and_loop(SignalFd& signals, bool attached) {
+  bool ok = attached || setup();
   if (ok) {
     schedule_ = Schedule(plan_, SteadyClock::now());  // intervals count from attach
+    if (attached)  // a reload: every query is read at once, for the output to publish
+      for (auto& e : schedule_.entries())
+        if (!e.query->streaming) print(e, SteadyClock::now(), /*regular=*/false);
     ok = loop(signals);
+    if (next_) {  // a reload took over: the new Run reads and prints from here
+      detach_all(std::move(bpf_), probes_, /*background=*/true);
+      return 0;
+    }
     finish();
     if (report_write_error()) ok = false;
   } else if (interrupted_) {
@@ -186,6 +262,10 @@ void Run::print(Schedule::Entry& e, SteadyClock::time_point now, bool regular) {
   auto read_start = SteadyClock::now();
   QuerySnapshot snapshot = maps_.read(*e.query, /*last=*/stopping_);
   r.dropped = snapshot.dropped;
+  if (idle_ && e.query->cumulative && !stopping_) {
+    r.expired_now = idle_->expire(*e.query, snapshot, *bpf_, SteadyClock::now()) > 0;
+    r.expired_keys = idle_->expired(*e.query);
+  }
   // A flame graph takes every stack: `limit` is for people reading a table.
   const bool whole = options_.format == OutputFormat::Folded || options_.format == OutputFormat::Svg;
   PlanQuery unlimited;
@@ -304,7 +384,12 @@ bool Run::loop(SignalFd& signals) {
     for (int i = 0; i < n; ++i) {
       int fd = events[i].data.fd;
       if (fd == signals.fd()) {
-        stop = signals.take() != 0 || stop;
+        SignalFd::Taken taken = signals.take_all();
+        stop = taken.stop || stop;
+        if (taken.reload && !stop && options_.reloader) {
+          reload();
+          if (next_) stop = true;
+        }
       } else if (options_.command && fd == options_.command->exit_fd()) {
         say(options_.command->exited());  // its own status is reported, not bpfql's exit status
         stop = true;
@@ -438,8 +523,14 @@ int run_plan(const Plan& plan, const RunOptions& options) {
     say(loaded.error);
     return 1;
   }
-  Run run(plan, options, os, output, std::move(loaded.bpf));
-  return run.start_and_loop(signals);
+  auto run = std::make_unique<Run>(plan, options, os, output, std::move(loaded.bpf));
+  int status = run->start_and_loop(signals);
+  // serve's SIGHUP: each reload hands over to a new Run, already attached.
+  while (auto next = run->handover()) {
+    run = std::move(next);
+    status = run->start_and_loop(signals, /*attached=*/true);
+  }
+  return status;
 }
 
 }  // namespace bpfql

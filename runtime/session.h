@@ -2,7 +2,11 @@
 // Ctrl-C / SIGTERM / stop_after print the final result, detach, and return.
 #pragma once
 
+#include <chrono>
+#include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "compiler/plan.h"
 #include "runtime/collect/output.h"
@@ -17,6 +21,23 @@ class TracedCommand {
   virtual void release() = 0;
   virtual int exit_fd() const = 0;  // readable once the command has exited (a pidfd)
   virtual std::string exited() = 0;  // reaps it: "command x (pid N) exited with status S"
+};
+
+// `bpfql serve`: SIGHUP re-reads the queries (runtime/serve/reload.h). The session asks for the
+// new Plan while the old one keeps running, loads it, carries the state of the queries that did
+// not change into the new maps, attaches it, and only then detaches the old program; when any
+// step fails the old Plan keeps running and reload_failed() says why.
+class Reloader {
+ public:
+  virtual ~Reloader() = default;
+  // The new Plan (prepared as the first one was), or nullptr after saying why on stderr.
+  virtual std::unique_ptr<Plan> next_plan() = 0;
+  // Which queries of `next` are unchanged from `current` (same generated code and values): by
+  // index in next.queries, the index in current.queries.
+  virtual std::map<size_t, size_t> unchanged(const Plan& current, const Plan& next) = 0;
+  // `next` runs now; `kept`: the queries whose state was carried over (their names).
+  virtual void reloaded(const Plan& next, const std::vector<std::string>& kept) = 0;
+  virtual void reload_failed(const std::string& why) = 0;
 };
 
 struct RunOptions {
@@ -40,6 +61,10 @@ struct RunOptions {
   // false (--no-cache): compile with libbcc even when the program cache has the Plan (loader.h).
   bool use_cache = true;
   TracedCommand* command = nullptr;  // -c (not owned)
+  Reloader* reloader = nullptr;      // serve: SIGHUP reloads (not owned); else SIGHUP ends the run
+  // serve --expire-after: keys of cumulative queries idle this long are deleted
+  // (runtime/collect/idle_keys.h); 0 = never.
+  std::chrono::nanoseconds expire_after{0};
 };
 
 // Returns the process exit status: 0 success, 1 a runtime failure (load, verify, attach), with

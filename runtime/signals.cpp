@@ -6,6 +6,8 @@
 
 #include <cerrno>
 
+#include "runtime/kernel/pending_signals.h"
+
 namespace bpfql {
 
 SignalFd::SignalFd() {
@@ -52,6 +54,18 @@ int SignalFd::take() {
   while (fd_ >= 0 && read(fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info))
     last = static_cast<int>(info.ssi_signo);
   return last;
+}
+
+SignalFd::Taken SignalFd::take_all() {
+  Taken taken;
+  signalfd_siginfo info;
+  while (fd_ >= 0 && read(fd_, &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
+    if (info.ssi_signo == SIGHUP && sighup_reloads())
+      taken.reload = true;
+    else
+      taken.stop = true;
+  }
+  return taken;
 }
 
 }  // namespace bpfql

@@ -25,6 +25,13 @@ class SignalFd {
   int error() const { return error_; }
   // Consumes the queued signals; returns the last one's number, or 0 when none was queued.
   int take();
+  // Consumes the queued signals; `stop`: SIGINT or SIGTERM among them (or SIGHUP unless
+  // set_sighup_reloads), `reload`: SIGHUP among them when it reloads.
+  struct Taken {
+    bool stop = false;
+    bool reload = false;
+  };
+  Taken take_all();
 
  private:
   int fd_ = -1;

@@ -4,7 +4,10 @@
 #   2. the compiler fuzzer (tests/fuzz, libFuzzer with clang-19, build-libfuzzer) for
 #      BPFQL_FUZZ_SECONDS (default 60) over load -> parse -> check -> codegen with the fixture
 #      catalog, seeded at run time with every query file of the tree; a crash, a hang (an input
-#      taking over 10 s), a sanitizer report or a broken promise of docs/security.md fails.
+#      taking over 10 s), a sanitizer report or a broken promise of docs/security.md fails;
+#   3. the Debian packages (scripts/check-deb-package.sh): bpfql's own, `cpack -G DEB` of the
+#      README's build/ for /usr, and a team library's (deploy/library-package), their contents
+#      checked and both installed with dpkg -i in a throw-away overlay (about 40 s more).
 # As root on Debian 12, after scripts/setup-host.sh (which installs clang-19, libFuzzer and
 # ccache). Takes about 6 minutes on two idle cores from nothing cached.
 # Crash inputs are kept in build-libfuzzer/fuzz-artifacts/; reproduce one with
@@ -43,7 +46,7 @@ for dir in build-asan build-libfuzzer; do
   fi
 done
 
-say "1/2 unit tests under ASan+UBSan"
+say "1/3 unit tests under ASan+UBSan"
 CC=clang-19 CXX=clang++-19 cmake -S . -B build-asan -DBPFQL_SANITIZE=ON \
   -DCMAKE_BUILD_TYPE=CiSanitize -DCMAKE_C_FLAGS_CISANITIZE="$flags" \
   -DCMAKE_CXX_FLAGS_CISANITIZE="$flags" "${launcher[@]}" >/dev/null
@@ -51,7 +54,7 @@ cmake --build build-asan --target bpfql_unit_tests -j"$jobs"
 build-asan/tests/bpfql_unit_tests
 say "unit tests clean under ASan+UBSan ($(( $(date +%s) - start )) s so far)"
 
-say "2/2 fuzzing the compiler for ${fuzz_seconds} s"
+say "2/3 fuzzing the compiler for ${fuzz_seconds} s"
 CC=clang-19 CXX=clang++-19 cmake -S . -B build-libfuzzer -DBPFQL_FUZZ=ON \
   -DCMAKE_BUILD_TYPE=CiFuzz -DCMAKE_C_FLAGS_CIFUZZ="$flags" -DCMAKE_CXX_FLAGS_CIFUZZ="$flags" \
   "${launcher[@]}" >/dev/null
@@ -95,4 +98,12 @@ if [ "$status" -ne 0 ]; then
   exit 1
 fi
 say "fuzzer: ${runs:-?} inputs in ${fuzz_seconds} s (${rate:-?}/s), corpus $seeds -> $(ls "$corpus" | wc -l) files, no crash, hang or sanitizer report"
+
+say "3/3 the Debian packages"
+if [ -f build/CMakeCache.txt ]; then
+  bash scripts/check-deb-package.sh build
+else
+  say "FAILED: no build/ (run the README's build first: .ci/run does)"
+  exit 1
+fi
 say "done in $(( $(date +%s) - start )) s"

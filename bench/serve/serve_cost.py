@@ -3,7 +3,13 @@
 memory over a soak with a new connection (one GET /metrics) every 100 ms. Prints figures; not a
 test. Needs root and a built bpfql.
 
-  sudo bench/serve/serve_cost.py [--bpfql build/bpfql] [--cpu-seconds 60] [--soak-seconds 120]
+  sudo bench/serve/serve_cost.py [--bpfql build/bpfql] [--cpu-seconds 60] [--soak-seconds 60]
+  sudo bench/serve/serve_cost.py --no-stacks       # leave out the stack-keyed queries
+  sudo bench/serve/serve_cost.py --soak-only --soak-seconds 600   # the 10-minute soak
+
+The soak opens a new connection every 100 ms (on a fixed schedule: a slow answer does not
+stretch the gaps) and samples VmRSS every 10 s; it passes when the last sample is within 5 % of
+the first (after a 10 s warm-up).
 """
 import argparse, os, re, socket, subprocess, sys, time, glob
 
@@ -11,13 +17,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 AGGREGATE = re.compile(r"\b(count|sum|hist|lhist|percentile|stats|min|max|avg)\(")
 
 
-def servable_library():
+STACKS = re.compile(r"\b(kstack|ustack)\b")
+
+
+def servable_library(no_stacks=False):
     """Library queries that aggregate and need no uprobe/USDT target (serve rejects streaming ones)."""
     out = []
     for path in sorted(glob.glob(os.path.join(ROOT, "queries", "**", "*.yml"), recursive=True)):
         text = open(path).read()
         select = "\n".join(l for l in text.splitlines() if not l.lstrip().startswith("#"))
         if not AGGREGATE.search(select) or re.search(r"\b(uprobe|uretprobe|usdt|kprobe|kretprobe):", select):
+            continue
+        if no_stacks and STACKS.search(select):
             continue
         out.append(path)
     return out
@@ -72,15 +83,24 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bpfql", default=os.path.join(ROOT, "build", "bpfql"))
     ap.add_argument("--cpu-seconds", type=float, default=60)
-    ap.add_argument("--soak-seconds", type=float, default=120)
+    ap.add_argument("--soak-seconds", type=float, default=60)
+    ap.add_argument("--no-stacks", action="store_true", help="leave out queries grouped by kstack/ustack")
+    ap.add_argument("--soak-only", action="store_true")
     a = ap.parse_args()
+    if a.soak_only:
+        soak(a, free_port())
+        return
 
-    files = servable_library()
+    files = servable_library(a.no_stacks)
     port = free_port()
     p, err = start(a.bpfql, files, port)
     while p is None:  # a query this machine cannot serve: say which, leave it out, try again
         m = re.search(r"(/\S+\.yml)", err)
         bad = next((f for f in files if m and m.group(1).startswith(f)), None)
+        q = re.search(r"for query (\S+):", err)  # a load failure names the query, not its file
+        if not bad and q:
+            bad = next((f for f in files if os.path.basename(f)[:-4] == q.group(1)
+                        or re.search(rf"^\s*-?\s*name:\s*{re.escape(q.group(1))}\s*$", open(f).read(), re.M)), None)
         if not bad:
             sys.exit("bpfql serve failed:\n" + err)
         print(f"left out {os.path.relpath(bad, ROOT)}: {err.strip().splitlines()[0]}", file=sys.stderr)
@@ -110,27 +130,41 @@ def main():
         p.terminate()
         p.wait(timeout=60)
         print(f"SIGTERM to exit: {time.time() - t:.2f} s")
+        p = None
+    finally:
+        if p and p.poll() is None:
+            p.terminate()
+            p.wait(timeout=60)
+    soak(a, port)
 
+
+def soak(a, port):
+    p = None
+    try:
         # The soak: one small query, so that the listener's memory is what is measured.
         small = os.path.join(ROOT, "bench", "soak", "getppid-count.yml")
         p, err = start(a.bpfql, [small], port, ["-p", "pid=1"])
         if p is None:
             sys.exit("bpfql serve failed:\n" + err)
-        rss = [rss_kib(p.pid)]
         start_t = time.time()
         n = 0
-        next_sample = start_t + 10
-        while time.time() - start_t < a.soak_seconds:
+        rss = []
+        next_sample = start_t + 10  # the first sample after a 10 s warm-up
+        due = start_t
+        while time.time() - start_t < a.soak_seconds + 10:
             scrape(port)
             n += 1
-            time.sleep(0.1)
+            due += 0.1
             if time.time() >= next_sample:
                 rss.append(rss_kib(p.pid))
                 next_sample += 10
+            time.sleep(max(0.0, due - time.time()))
         rss.append(rss_kib(p.pid))
         first, last = rss[0], rss[-1]
-        print(f"soak: {n} connections in {a.soak_seconds:.0f} s; RSS KiB start {first}, end {last}, "
-              f"max {max(rss)} ({100 * (last - first) / first:+.1f} %); samples {rss}")
+        change = 100 * (last - first) / first
+        print(f"soak: {n} connections in {time.time() - start_t:.0f} s; RSS KiB after warm-up {first}, "
+              f"end {last}, max {max(rss)} ({change:+.1f} %): {'flat' if abs(change) <= 5 else 'NOT flat'} "
+              f"(±5 %); samples {rss}")
     finally:
         if p and p.poll() is None:
             p.terminate()

@@ -300,6 +300,7 @@ Result<CheckedQuery> check_query(const QuerySpec& spec, const QueryFile& file,
   scope.catalog = &catalog;
   scope.params = &spec.param_values;
   scope.macros = &file.macros;
+  scope.lists = &file.lists;
   scope.strlen = spec.strlen;
   ExprScope begin_scope = scope;  // where `begin.EXPR` is typed
   if (spec.span) {
@@ -375,6 +376,12 @@ Result<CheckedProgram> check_file(const QueryFile& file, const KernelCatalog& ca
       return error_at(macro.name_loc, fmt::format("a macro cannot be named '{}': that is a "
                                                   "builtin, which every query sees as it is",
                                                   name));
+  for (const auto& [name, list] : file.lists)
+    if (auto macro = file.macros.find(name); macro != file.macros.end())
+      return std::unexpected(Diagnostic{
+          list.name_loc,
+          fmt::format("'{}' is both a list and a macro: give one another name", name),
+          {{macro->second.name_loc, fmt::format("macro '{}' is defined here", name)}}});
   std::set<std::string> names;
   for (const auto& spec : file.queries) {
     if (!names.insert(spec.name).second)

@@ -30,6 +30,7 @@ struct ExprScope {
   uint32_t strlen = 64;
   ExprRole role = ExprRole::Filter;
   const std::map<std::string, MacroDef, std::less<>>* macros = nullptr;  // the file's macros
+  const std::map<std::string, ListDef, std::less<>>* lists = nullptr;    // the file's lists
   const KernelCatalog* catalog = nullptr;  // kernel structs (BTF) for curtask, ->, casts
 };
 

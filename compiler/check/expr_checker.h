@@ -61,6 +61,7 @@ class ExprChecker {
   std::string string_pointer_hint(const Expr& e) const;
   Result<void> operand_error(const Binary& b, const char* wanted);
   Result<void> visit(Expr& e, InList& in, int depth);
+  Result<void> check_named_list(Expr& e, InList& in, int depth);  // `in NAME` (lists:)
   Result<void> visit(Expr& e, Conditional& c, int depth);
 
   // Calls (expr_calls.cpp).

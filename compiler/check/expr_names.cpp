@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "compiler/check/expr_checker.h"
+#include "compiler/check/shared_names.h"
 #include "compiler/check/kernel_types.h"
 #include "compiler/syntax/parser.h"
 
@@ -69,12 +70,15 @@ Result<void> ExprChecker::visit(Expr& e, Identifier& id, int depth) {
   if (is_arg_name(name, &arg)) return resolve_builtin(e, Builtin::Arg, arg);
   if (scope_.macros)
     if (auto macro = scope_.macros->find(name); macro != scope_.macros->end()) {
-      if (all_tracepoints() && every_probe_has_field(name))
-        return error_at(e.loc, fmt::format("'{}' is both a macro (defined at {}:{}) and a field "
+      if (all_tracepoints() && every_probe_has_field(name)) {
+        Diagnostic both{e.loc, fmt::format("'{}' is both a macro (defined at {}:{}) and a field "
                                            "of this probe; write args.{} for the field, or "
                                            "rename the macro",
                                            name, macro->second.name_loc.file,
-                                           macro->second.name_loc.line, name));
+                                           macro->second.name_loc.line, name)};
+        both.notes.push_back({macro->second.name_loc, fmt::format("macro '{}' is defined here", name)});
+        return std::unexpected(std::move(both));
+      }
       return expand_macro(e, macro->second, depth);
     }
   if (all_tracepoints() && every_probe_has_field(name)) {
@@ -92,18 +96,19 @@ Result<void> ExprChecker::visit(Expr& e, Identifier& id, int depth) {
 }
 
 // A macro's expression takes the place of its name: parsed where it is defined, checked here
-// (on this query's probes). An error inside it points at the definition and names the use.
+// (on this query's probes). An error inside it is reported at the use, as a compiler reports one
+// in a macro expansion, with a note at the place in the definition (one per macro level).
 Result<void> ExprChecker::expand_macro(Expr& e, const MacroDef& macro, int depth) {
   auto at_use = [&](Diagnostic d) {
-    d.message += fmt::format(" (in macro '{}', used at {}:{}:{})", macro.name, e.loc.file,
-                             e.loc.line, e.loc.col);
-    return std::unexpected(std::move(d));
+    return std::unexpected(in_definition(std::move(d), e.loc, "macro", macro.name));
   };
   if (std::ranges::find(expanding_, macro.name) != expanding_.end()) {
     std::string chain;
     for (const auto& m : expanding_) chain += m + " -> ";
-    return error_at(macro.name_loc, fmt::format("macro '{}' uses itself ({}{})", macro.name,
-                                                chain, macro.name));
+    Diagnostic loop{e.loc, fmt::format("macro '{}' uses itself ({}{})", macro.name, chain,
+                                       macro.name)};
+    loop.notes.push_back({macro.name_loc, fmt::format("macro '{}' is defined here", macro.name)});
+    return std::unexpected(std::move(loop));
   }
   auto parsed = parse_expression(macro.text.text, macro.text.loc);
   if (!parsed) return at_use(parsed.error());

@@ -1,11 +1,12 @@
 // Operators: `!`, `~`, `-`, arithmetic, bitwise, comparisons (of integers, strings, byte arrays,
-// `probe` against a probe's name), `&&`/`||`, `in (...)` and `?:`, with the BPFQL rule that a
+// `probe` against a probe's name), `&&`/`||`, `in (...)` and `in LIST`, and `?:`, with the BPFQL rule that a
 // bare word next to a string is a string.
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "compiler/check/expr_checker.h"
+#include "compiler/check/shared_names.h"
 
 namespace bpfql::expr_check {
 namespace {
@@ -204,6 +205,7 @@ Result<void> ExprChecker::operand_error(const Binary& b, const char* wanted) {
 }
 
 Result<void> ExprChecker::visit(Expr& e, InList& in, int depth) {
+  if (!in.list.empty()) return check_named_list(e, in, depth);
   if (in.items.empty()) return error_at(e.loc, "'in' needs at least one value");
   if (in.items.size() > 64) return error_at(e.loc, "'in' takes at most 64 values");
   if (auto r = check(*in.value, depth + 1); !r) return r;
@@ -212,6 +214,24 @@ Result<void> ExprChecker::visit(Expr& e, InList& in, int depth) {
     if (auto r = check(*item, depth + 1); !r) return r;
     if (auto ok = probe_name_as_index(*in.value, *item); !ok) return ok;
     if (auto ok = check_comparable(*item, *in.value, *item); !ok) return ok;
+  }
+  e.type = Type::boolean();
+  return {};
+}
+
+// `VALUE in NAME`: the list's values checked as if written in place; an error in one points at
+// the name, with a note at the value in the definition.
+Result<void> ExprChecker::check_named_list(Expr& e, InList& in, int depth) {
+  auto list = find_list(in, scope_.lists, scope_.macros);
+  if (!list) return std::unexpected(list.error());
+  if (auto r = check(*in.value, depth + 1); !r) return r;
+  if (auto r = check_list_type(in, **list, in.value->type); !r) return r;
+  if (auto r = fill_list_items(in, **list); !r) return r;
+  for (auto& item : in.items) {
+    Result<void> checked = check(*item, depth + 1);
+    if (checked) checked = probe_name_as_index(*in.value, *item);
+    if (checked) checked = check_comparable(*item, *in.value, *item);
+    if (!checked) return std::unexpected(in_definition(checked.error(), in.list_loc, "list", in.list));
   }
   e.type = Type::boolean();
   return {};

@@ -41,7 +41,7 @@ ExprPtr clone_expr(const Expr& e) {
         } else if constexpr (std::is_same_v<T, Binary>) {
           return Binary{n.op, clone_expr(*n.lhs), clone_expr(*n.rhs)};
         } else if constexpr (std::is_same_v<T, InList>) {
-          InList list{clone_expr(*n.value), {}};
+          InList list{clone_expr(*n.value), {}, n.list, n.list_loc};
           for (const auto& item : n.items) list.items.push_back(clone_expr(*item));
           return list;
         } else if constexpr (std::is_same_v<T, Call>) {

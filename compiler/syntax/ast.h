@@ -78,10 +78,13 @@ struct Binary {
   ExprPtr lhs;
   ExprPtr rhs;
 };
-// `value in (a, b, ...)`
+// `value in (a, b, ...)`, or `value in NAME` for a list defined under `lists:` (the checker
+// fills `items` with its values).
 struct InList {
   ExprPtr value;
   std::vector<ExprPtr> items;
+  std::string list = {};  // NAME, when the list is named
+  SourceLoc list_loc = {};
 };
 // `name(args...)`: aggregates, str(), startswith(), contains(), display functions.
 struct Call {

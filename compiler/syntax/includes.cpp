@@ -15,7 +15,9 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kIncludeSuffix = ".inc.yml";
 
-// Beside the including file, then in each library folder; `web` means `web.inc.yml`.
+// Beside the including file, then in each folder above it (nearest first: a library's
+// `web/opens.yml` finds the library's `shared/web.inc.yml` however it is named on the command
+// line), then in each library folder; `web` means `web.inc.yml`.
 std::optional<std::string> find_include(const Located& name, const std::string& from,
                                         const std::vector<std::string>& dirs) {
   std::string file = name.text;
@@ -24,7 +26,13 @@ std::optional<std::string> find_include(const Located& name, const std::string& 
   if (fs::path(file).is_absolute()) {
     candidates.push_back(file);
   } else {
+    std::error_code ec;
+    fs::path here = fs::absolute(fs::path(from), ec).parent_path();
     candidates.push_back(fs::path(from).parent_path() / file);
+    for (fs::path up = here.parent_path(); !ec && !up.empty(); up = up.parent_path()) {
+      candidates.push_back(up / file);
+      if (up == up.root_path()) break;
+    }
     for (const auto& dir : dirs) candidates.push_back(fs::path(dir) / file);
   }
   std::error_code ec;
@@ -37,6 +45,7 @@ struct IncludeFile {
   std::string text;
   std::vector<ParamDecl> params;
   std::map<std::string, MacroDef, std::less<>> macros;
+  std::map<std::string, ListDef, std::less<>> lists;
 };
 
 Result<IncludeFile> load_include(const std::string& path) {
@@ -50,20 +59,23 @@ Result<IncludeFile> load_include(const std::string& path) {
     auto root = load::parse_document(src, inc.text);
     if (!root) return std::unexpected(root.error());
     if (!root->IsMap())
-      return error_at(src.node(*root), "an include file must be a mapping with 'macros:' and "
-                                       "'params:'");
+      return error_at(src.node(*root), "an include file must be a mapping with 'macros:', "
+                                       "'lists:' and 'params:'");
     auto entries = load::entries_of(*root, src, "include file");
     if (!entries) return std::unexpected(entries.error());
     for (const load::Entry& entry : *entries) {
       if (entry.key == "macros") {
         if (auto ok = load::read_macros(entry, src, inc.macros); !ok)
           return std::unexpected(ok.error());
+      } else if (entry.key == "lists") {
+        if (auto ok = load::read_lists(entry, src, inc.lists); !ok)
+          return std::unexpected(ok.error());
       } else if (entry.key == "params") {
         auto params = load::param_decls(entry, src);
         if (!params) return std::unexpected(params.error());
         inc.params = std::move(*params);
       } else {
-        return std::unexpected(load::unknown_key(entry, "include file", {"macros", "params"}));
+        return std::unexpected(load::unknown_key(entry, "include file", {"macros", "lists", "params"}));
       }
     }
   } catch (const std::exception& e) {
@@ -82,9 +94,9 @@ Result<void> resolve_includes(QueryFile& file, const std::vector<std::string>& l
   for (const Located& name : file.includes) {
     auto path = find_include(name, file.path, library_dirs);
     if (!path)
-      return error_at(name.loc, fmt::format("include file '{}' not found beside {} or in the "
-                                            "library folders (BPFQL_PATH, /etc/bpfql/queries, "
-                                            "the installed library)",
+      return error_at(name.loc, fmt::format("include file '{}' not found beside {}, in a folder "
+                                            "above it, or in the library folders (BPFQL_PATH, "
+                                            "/etc/bpfql/queries, the installed library)",
                                             name.text, file.path));
     if (file.included_texts.count(*path))
       return error_at(name.loc, fmt::format("'{}' is included twice", name.text));
@@ -98,6 +110,14 @@ Result<void> resolve_includes(QueryFile& file, const std::vector<std::string>& l
                                     macro_name, macro.name_loc.file, macro.name_loc.line,
                                     macro.name_loc.col, name.loc.line));
       file.macros.emplace(macro_name, std::move(macro));
+    }
+    for (auto& [list_name, list] : inc->lists) {
+      if (auto first = file.lists.find(list_name); first != file.lists.end())
+        return error_at(first->second.name_loc,
+                        fmt::format("list '{}' is also defined at {}:{}:{} (included by line {})",
+                                    list_name, list.name_loc.file, list.name_loc.line,
+                                    list.name_loc.col, name.loc.line));
+      file.lists.emplace(list_name, std::move(list));
     }
     for (ParamDecl& p : inc->params) {
       if (auto first = param_origin.find(p.name); first != param_origin.end())

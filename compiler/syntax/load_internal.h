@@ -111,7 +111,12 @@ Result<Requirements> requirements(const Entry& entry, const YamlSource& src);
 // `macros:` into `out`; a name already there is an error at the new definition.
 Result<void> read_macros(const Entry& entry, const YamlSource& src,
                          std::map<std::string, MacroDef, std::less<>>& out);
-// Reads `include:` and `macros:` from the top level of a query file and removes them from
+// `lists:` into `out`: each a name and a non-empty YAML list of strings or of integers (at most
+// kMaxListValues); a name already there is an error at the new definition.
+inline constexpr size_t kMaxListValues = 64;  // as `in (...)`
+Result<void> read_lists(const Entry& entry, const YamlSource& src,
+                        std::map<std::string, ListDef, std::less<>>& out);
+// Reads `include:`, `macros:` and `lists:` from the top level of a query file and removes them from
 // `root`, so that the query shapes never see them (compiler/syntax/load_shared.cpp).
 Result<void> take_shared_keys(YAML::Node& root, const YamlSource& src, QueryFile& file);
 

@@ -144,10 +144,20 @@ Result<Parsed> Parser::binary_rhs(Parsed lhs, BinaryOp op, const Token& op_token
               op_token);
 }
 
-// `VALUE in (A, B, ...)`; `VALUE not in (...)` is the negation of it.
+// `VALUE in (A, B, ...)` or `VALUE in NAME` (a list under `lists:`); `VALUE not in (...)` is the
+// negation of it.
 Result<Parsed> Parser::in_list(Parsed value, const Token& op_token, bool negated) {
+  if (peek().kind == TokenKind::Name) {
+    Token name = take();
+    size_t begin = value.begin;
+    int height = value.height + 1;
+    Result<Parsed> in = make(InList{std::move(value.expr), {}, name.value, map().loc(name.begin)},
+                             begin, name.end, height, op_token);
+    if (!in || !negated) return in;
+    return make(Unary{UnaryOp::Not, std::move(in->expr)}, begin, name.end, height + 1, op_token);
+  }
   if (!at_punct("("))
-    return fail(peek(), fmt::format("expected '(' after {}", spelled(op_token)));
+    return fail(peek(), fmt::format("expected '(' or a list's name after {}", spelled(op_token)));
   Token open = take();
   if (at_punct(")")) return fail(peek(), "expected at least one value in the list after 'in'");
   Result<ParsedList> list = list_items(open);

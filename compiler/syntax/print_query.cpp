@@ -259,6 +259,32 @@ Result<std::string> sql_query(const QuerySpec& q) {
   return out + " WITH (" + settings + ")";
 }
 
+// The file's macros and lists, its includes' among them, written out so that the printed file
+// stands alone (its `include:` lines are not repeated: what they brought is here).
+void yaml_shared_names(const QueryFile& file, std::string& out) {
+  if (!file.lists.empty()) {
+    out += "lists:\n";
+    for (const auto& [name, list] : file.lists) {
+      std::string values;
+      for (const auto& v : list.values) {
+        std::string text = v.text;
+        if (list.strings) {  // quoted always: `'80'` must stay a string
+          std::string quoted = "'";
+          for (char c : text) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+          text = quoted + "'";
+        }
+        values += (values.empty() ? "" : ", ") + text;
+      }
+      out += fmt::format("  {}: [{}]\n", name, values);
+    }
+  }
+  if (!file.macros.empty()) {
+    out += "macros:\n";
+    for (const auto& [name, macro] : file.macros)
+      out += fmt::format("  {}: {}\n", name, yaml_scalar(macro.text.text));
+  }
+}
+
 }  // namespace
 
 std::string duration_text(uint64_t ns) {
@@ -277,6 +303,7 @@ std::string duration_text(uint64_t ns) {
 
 Result<std::string> print_yaml(const QueryFile& file) {
   std::string out;
+  yaml_shared_names(file, out);
   if (file.queries.size() == 1) {
     std::vector<ParamDecl> params = file.params;
     QuerySpec q = file.queries.front();
@@ -295,6 +322,17 @@ Result<std::string> print_yaml(const QueryFile& file) {
 
 Result<std::string> print_sql(const QueryFile& file) {
   std::string out;
+  // A statement is self-contained: it has no way to name a macro or a list (docs/language.md).
+  if (!file.macros.empty() || !file.lists.empty()) {
+    bool macro = !file.macros.empty();
+    const auto& name = macro ? file.macros.begin()->first : file.lists.begin()->first;
+    SourceLoc loc = macro ? file.macros.begin()->second.name_loc : file.lists.begin()->second.name_loc;
+    return error_at(loc, fmt::format("the SQL form has no macros or lists, and this file defines "
+                                     "{} '{}'; convert it to YAML, or write the {} out in the "
+                                     "query first",
+                                     macro ? "macro" : "list", name,
+                                     macro ? "expression" : "values"));
+  }
   for (const auto& spec : file.queries) {
     QuerySpec q = spec;
     // The SQL form has no file level: each statement declares the parameters it may use.

@@ -94,6 +94,15 @@ struct MacroDef {
   Located text;  // the expression, positioned where it is written (often an included file)
 };
 
+// `lists: {web_servers: [nginx, php-fpm]}`: named values, used as `comm in web_servers`
+// (compiler/syntax/includes.h). All strings or all integers, at most 64, never empty.
+struct ListDef {
+  std::string name;
+  SourceLoc name_loc;
+  bool strings = true;          // false: integers
+  std::vector<Located> values;  // a string's value, or an integer as written; each where written
+};
+
 struct QueryFile {
   std::string path;
   std::string text;
@@ -101,6 +110,7 @@ struct QueryFile {
   std::vector<QuerySpec> queries;
   std::vector<Located> includes;     // `include:` as written
   std::map<std::string, MacroDef, std::less<>> macros;  // the file's and its includes'
+  std::map<std::string, ListDef, std::less<>> lists;    // the file's and its includes'
   std::map<std::string, std::string> included_texts;    // path → text, for caret lines
 };
 

@@ -74,6 +74,10 @@ struct IntervalResult {
   bool program_stats = false;  // kernel.bpf_stats_enabled: the two below are set
   uint64_t program_runs = 0;   // of the query's programs, since they were loaded
   uint64_t program_run_ns = 0;
+  // serve --expire-after (idle_keys.h): keys removed so far for being idle, and whether any was
+  // removed by this read (their series are gone from this result).
+  std::optional<uint64_t> expired_keys;
+  bool expired_now = false;
 };
 
 // One streamed event.

@@ -5,12 +5,19 @@
 
 namespace bpfql {
 
+namespace {
+bool hup_reloads = false;
+}
+
+void set_sighup_reloads(bool reloads) { hup_reloads = reloads; }
+bool sighup_reloads() { return hup_reloads; }
+
 bool stop_signal_pending() {
   sigset_t pending;
   sigemptyset(&pending);
   if (sigpending(&pending) != 0) return false;
   return sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1 ||
-         sigismember(&pending, SIGHUP) == 1;
+         (!hup_reloads && sigismember(&pending, SIGHUP) == 1);
 }
 
 }  // namespace bpfql

@@ -8,4 +8,9 @@ namespace bpfql {
 // True when SIGINT, SIGTERM or SIGHUP is pending (blocked) for this thread or process.
 bool stop_signal_pending();
 
+// `bpfql serve`: SIGHUP asks for a reload (runtime/serve/reload.h), not a stop; from then on
+// stop_signal_pending() ignores it, so a SIGHUP during a reload's load does not abort it.
+void set_sighup_reloads(bool reloads);
+bool sighup_reloads();
+
 }  // namespace bpfql

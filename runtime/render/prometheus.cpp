@@ -58,8 +58,22 @@ std::string family_name(const std::string& query, const std::string& column, Agg
   std::string q = prometheus_name_part(query);
   std::string part = prometheus_name_part(column);
   if (part.empty()) part = "value";
+  // A time exported in seconds loses the abbreviated unit its name carried (`latency_ns` →
+  // `latency_seconds`, `ns` → the query's name + `_seconds`): promtool rejects abbreviations.
+  if (prometheus_unit_suffix(unit) == "_seconds")
+    for (const char* abbreviation : {"ns", "us", "ms", "nsecs", "usecs", "msecs"}) {
+      std::string tail = std::string("_") + abbreviation;
+      if (part == abbreviation) {
+        part.clear();
+        break;
+      }
+      if (part.ends_with(tail)) {
+        part.resize(part.size() - tail.size());
+        break;
+      }
+    }
   std::string base = "bpfql_" + q;
-  if (!(part == q || q.ends_with("_" + part))) base += "_" + part;
+  if (!part.empty() && !(part == q || q.ends_with("_" + part))) base += "_" + part;
   base = with_unit_suffix(base, unit);  // base units: _seconds, _bytes (prometheus_units.h)
   if (counter_kind(kind)) return base.ends_with("_total") ? base : base + "_total";
   for (const char* reserved : {"_total", "_count", "_sum", "_bucket"})
@@ -78,7 +92,8 @@ const std::vector<std::string> kSelfNames = {
     "bpfql_build_info", "bpfql_query_up", "bpfql_lost_events_total", "bpfql_dropped_keys_total",
     "bpfql_last_refresh_timestamp_seconds", "bpfql_refresh_duration_seconds",
     "bpfql_program_runs_total", "bpfql_program_run_seconds_total", "bpfql_series",
-    "bpfql_series_refused"};
+    "bpfql_series_refused", "bpfql_config_last_reload_successful",
+    "bpfql_config_last_reload_success_timestamp_seconds", "bpfql_expired_keys_total"};
 
 // The fixed bucket set of a histogram family (inclusive upper bounds, +Inf not included): every
 // series of the family carries all of them from the first scrape on, so that series can be summed
@@ -335,6 +350,15 @@ std::string aggregate_help(const PlanQuery& q, const std::string& column, AggKin
   return fmt::format("{}{} ({} of query {})", what, by, column, q.name);
 }
 
+void PrometheusRenderer::carry_admitted(const PrometheusRenderer& old,
+                                        const std::vector<std::string>& queries) {
+  for (auto& mine : queries_)
+    for (const auto& theirs : old.queries_)
+      if (mine.query && theirs.query && mine.query->name == theirs.query->name &&
+          std::ranges::find(queries, mine.query->name) != queries.end())
+        mine.admitted = theirs.admitted;
+}
+
 PrometheusRenderer::PrometheusRenderer(const Plan& plan, size_t max_series, std::vector<std::string> failed)
     : plan_(plan), max_series_(max_series), failed_(std::move(failed)) {
   // Every family's name first, then the ones that collide (with each other or with a self
@@ -440,6 +464,13 @@ void PrometheusRenderer::render_families(const IntervalResult& r, QueryNames& na
   }
   names.series = groups.size();
   names.refused = seen.size() - groups.size();
+  // Keys expired (serve --expire-after): their label sets leave the cap's count, so that new
+  // ones can take their place.
+  if (r.expired_now)
+    std::erase_if(names.admitted, [&](const std::string& l) {
+      auto f = seen.find(l);
+      return f == seen.end() || f->second == SIZE_MAX;
+    });
   // The cell of aggregate column `c` for series `i` (merged when several rows share its labels).
   std::vector<Cell> merged;
   auto series_cell = [&](size_t i, size_t c, AggKind kind) -> const Cell& {
@@ -549,6 +580,13 @@ std::string PrometheusRenderer::render_self(std::span<const IntervalResult> late
     out += fmt::format("bpfql_query_up{{query=\"{}\"}} 0\n", prometheus_label_value(name));
   per_query("bpfql_lost_events_total", "Events the query lost because its perf buffer was full",
             "counter", [](const PlanQuery*, const IntervalResult* r) { return std::to_string(r ? r->lost : 0); });
+  if (expiring_)
+    per_query("bpfql_expired_keys_total",
+              "Group keys removed from the query's maps because their values did not change for "
+              "--expire-after (their series restart from 0 if they come back)",
+              "counter", [](const PlanQuery*, const IntervalResult* r) {
+                return std::to_string(r && r->expired_keys ? *r->expired_keys : 0);
+              });
   per_query("bpfql_dropped_keys_total",
             "Events whose key the query could not store because a map was full (raise max_entries)",
             "counter", [](const PlanQuery*, const IntervalResult* r) { return std::to_string(r ? r->dropped : 0); });

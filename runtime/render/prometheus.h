@@ -70,6 +70,11 @@ class PrometheusRenderer {
   std::string render_self(std::span<const IntervalResult> latest, bool attached) const;
   // The position of `query` in the Plan (render order), or -1.
   int query_index(const PlanQuery* query) const;
+  // After a reload: the label sets `old` exported for each of `queries` (by name) count as
+  // exported here too, so a kept query's series stay exported under the cap.
+  void carry_admitted(const PrometheusRenderer& old, const std::vector<std::string>& queries);
+  // serve --expire-after: bpfql_expired_keys_total per query, 0 from the first scrape.
+  void set_expiring(bool on) { expiring_ = on; }
 
  private:
   struct Column {
@@ -95,6 +100,7 @@ class PrometheusRenderer {
   size_t max_series_;
   std::vector<std::string> failed_;
   std::vector<QueryNames> queries_;
+  bool expiring_ = false;
 };
 
 }  // namespace bpfql

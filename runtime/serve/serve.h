@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,10 +24,11 @@
 
 namespace bpfql {
 
-// Without --interval the maps are read every 30 s in the background, and at scrape time when the
-// last read is older than kMaxScrapeAge (the scrape waits for it, at most kScrapeWait): state
-// at most 0.5 s old for every scrape, at the cost of one read per scrape interval.
-inline constexpr uint64_t kDefaultServeInterval = 30'000'000'000;  // ns
+// Without --interval the maps are read at scrape time, when the last read is older than
+// kMaxScrapeAge (the scrape waits for it, at most kScrapeWait): state at most 0.5 s old for every
+// scrape, at the cost of one read per scrape interval. A host nobody scrapes does no work but a
+// background read every 5 minutes (bench/README.md, "serve: idle CPU and memory").
+inline constexpr uint64_t kDefaultServeInterval = 300'000'000'000;  // ns
 inline constexpr std::chrono::milliseconds kMaxScrapeAge{500};
 inline constexpr std::chrono::milliseconds kScrapeWait{3000};
 
@@ -45,15 +47,28 @@ class PrometheusOutput final : public Output {
   void events_not_printed(const PlanQuery&, uint64_t) override {}
   void flush() override;
   void started() override;
+  // A reload (reload.h): `plan` runs now; `kept` (query names) continue their series.
+  void replan(const Plan& plan, const std::vector<std::string>& kept, std::vector<std::string> failed);
+  // The outcome of the last SIGHUP, as bpfql_config_last_reload_successful (1 before any reload)
+  // and bpfql_config_last_reload_success_timestamp_seconds (the start, then each good reload).
+  void reload_result(bool ok);
+  // serve --expire-after: exports bpfql_expired_keys_total.
+  void set_expiring(bool on);
 
  private:
   void publish();
-  PrometheusRenderer renderer_;
+  std::string render_reload_metrics() const;
+  std::unique_ptr<PrometheusRenderer> renderer_;
+  size_t max_series_;
   HttpExporter& exporter_;
   std::vector<IntervalResult> latest_;  // per query in Plan order; rows dropped once rendered
   std::vector<std::string> texts_;      // per query in Plan order: its rendered families
   std::string version_;
   bool attached_ = false;
+  bool announced_ = false;  // started() said where it serves (once: a reload starts it again)
+  bool last_reload_ok_ = true;
+  bool expiring_ = false;
+  double last_reload_success_ = 0;  // Unix time
   std::vector<bool> refreshed_;  // per query: read since the last publication
   std::chrono::steady_clock::time_point published_{};
   uint64_t refresh_ns_ = kDefaultServeInterval;  // the longest refresh interval of the queries
@@ -62,7 +77,9 @@ class PrometheusOutput final : public Output {
 // Runs `plan` (already prepared) until a signal or stop_after; returns the exit status as
 // run_plan does. `exporter` is bound; its listener runs while the probes are attached.
 // `version` goes to bpfql_build_info.
+// `make_reloader`: given the output, what SIGHUP reloads with (reload.h); none: SIGHUP ends it.
 int serve_plan(const Plan& plan, HttpExporter& exporter, RunOptions options, std::string version = "",
-               size_t max_series = kDefaultMaxSeries, std::vector<std::string> failed = {});
+               size_t max_series = kDefaultMaxSeries, std::vector<std::string> failed = {},
+               std::function<std::unique_ptr<Reloader>(PrometheusOutput&)> make_reloader = {});
 
 }  // namespace bpfql

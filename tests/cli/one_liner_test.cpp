@@ -8,6 +8,7 @@
 #include <thread>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "tests/cli/cli_support.h"
 #include "tests/support/process.h"
@@ -137,6 +138,38 @@ TEST_CASE("convert: SQL to YAML and back") {
   Completed bad = bpfql({"convert", "-e", "SELECT count() FRM x:y"});
   CHECK(bad.status.exited_with(2));
   CHECK(bad.err.starts_with("-e:1:"));
+}
+
+TEST_CASE("convert: macros and lists from an include are carried, never dropped") {
+  fs::path dir = fs::temp_directory_path() / fmt::format("bpfql-convert-{}", getpid());
+  fs::create_directories(dir / "shared");
+  {
+    std::ofstream(dir / "shared" / "web.inc.yml") << "lists:\n  web: [nginx, php-fpm]\n  ports: [80, 443]\n"
+                                                 "macros:\n  is_web: comm in web\n";
+    std::ofstream(dir / "q.yml") << "include: shared/web\n"
+                                    "name: q\n"
+                                    "probe: tracepoint:syscalls:sys_enter_openat\n"
+                                    "where: is_web\n"
+                                    "select: count()\n";
+  }
+  Completed yaml = bpfql({"convert", (dir / "q.yml").string(), "--to", "yaml"});
+  CHECK(yaml.status.exited_with(0));
+  CHECK(yaml.out.starts_with("lists:\n  ports: [80, 443]\n  web: ['nginx', 'php-fpm']\n"
+                             "macros:\n  is_web: comm in web\n"));
+  CHECK(yaml.out.find("include:") == std::string::npos);
+  // The printed file stands alone: it loads (and, where tracefs is readable, checks) by itself.
+  fs::path standalone = dir / "standalone.yml";
+  std::ofstream(standalone) << yaml.out;
+  Completed again = bpfql({"convert", standalone.string(), "--to", "yaml"});
+  CHECK(again.status.exited_with(0));
+  CHECK(again.out == yaml.out);
+  if (tracefs_readable()) CHECK(bpfql({"check", standalone.string()}).status.exited_with(0));
+  // The SQL form cannot name them: refused at the definition, not printed as `where is_web`.
+  Completed sql = bpfql({"convert", (dir / "q.yml").string(), "--to", "sql"});
+  CHECK(sql.status.exited_with(2));
+  CHECK(sql.out.empty());
+  CHECK(sql.err.find("the SQL form has no macros or lists") != std::string::npos);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("-c: usage and start errors; the command's own status is only reported") {

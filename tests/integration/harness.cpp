@@ -94,6 +94,7 @@ TraceRun trace(const TraceSpec& spec) {
   REQUIRE_MESSAGE(attached, "bpfql did not print 'Tracing' on stderr within 30 s ("
                                 << (bpfql.running() ? "still running" : "it exited") << ")");
   if (spec.while_tracing) spec.while_tracing(bpfql);
+  if (spec.while_tracing_pid) spec.while_tracing_pid(workload.pid());
 
   REQUIRE(workload.write_stdin("go\n"));
   std::optional<ExitStatus> workload_status = workload.wait(kWorkloadTimeout);

@@ -17,6 +17,12 @@
 //   connect N PORT       N TCP connections to 127.0.0.1:PORT, each closed once established
 //                        (the test listens there), for the sock/tcp tracepoints
 //   connect6 N PORT      the same to [::1]:PORT
+//   connect-refused N PORT  N TCP connects to 127.0.0.1:PORT where nothing listens (each is
+//                        refused: the SYN is dropped with reason NO_SOCKET)
+//   threads N            N pthread_create()s of bpfql_wl_thread, each joined before the next
+//   nanosleep MS...      one nanosleep() (the old system call, not clock_nanosleep) per value
+//   chown N PATH         N fchownat(PATH, 65534, -1): as root, each is a CAP_CHOWN check
+//   statx N PATH         N statx(PATH) calls, whether PATH exists or not
 //
 // Before doing anything it names itself "bpfql-wl" and waits until stdin is readable (a line or
 // EOF), so a test can attach bpfql to its pid first. It waits with poll() and never reads stdin:
@@ -24,6 +30,7 @@
 // in a single write() to stdout after all steps.
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -33,6 +40,7 @@
 #include <netinet/in.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -174,6 +182,43 @@ static void do_connect(long n, long port, int ipv6) {
   }
 }
 
+static void do_connect_refused(long n, long port) {
+  struct sockaddr_in v4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  v4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  for (long i = 0; i < n; ++i) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) die("socket");
+    if (connect(fd, (struct sockaddr*)&v4, sizeof v4) == 0 || errno != ECONNREFUSED)
+      usage("connect-refused: something listens on PORT");
+    close(fd);
+  }
+}
+
+// Not static: threadsnoop resolves the start routine's name from the symbol table.
+void* bpfql_wl_thread(void* arg) { return arg; }
+
+static void do_threads(long n) {
+  for (long i = 0; i < n; ++i) {
+    pthread_t thread;
+    int rc = pthread_create(&thread, NULL, bpfql_wl_thread, NULL);
+    if (rc != 0) {
+      errno = rc;
+      die("pthread_create");
+    }
+    pthread_join(thread, NULL);
+  }
+}
+
+static void do_chown(long n, const char* path) {
+  for (long i = 0; i < n; ++i)
+    if (fchownat(AT_FDCWD, path, 65534, (gid_t)-1, 0) != 0) die(path);
+}
+
+static void do_statx(long n, const char* path) {
+  struct statx buf;
+  for (long i = 0; i < n; ++i) statx(AT_FDCWD, path, 0, STATX_BASIC_STATS, &buf);
+}
+
 static void wait_for_release(void) {
   struct pollfd p = {.fd = 0, .events = POLLIN};
   while (poll(&p, 1, -1) < 0) {
@@ -201,13 +246,15 @@ static int parse_steps(int argc, char** argv, struct step* steps, int max_steps)
     const char* name = s->name;
     int args_needed = 0;
     if (!strcmp(name, "getppid") || !strcmp(name, "getpid") || !strcmp(name, "read-sizes") ||
-        !strcmp(name, "fork") || !strcmp(name, "spin") || !strcmp(name, "child-getppid")) {
+        !strcmp(name, "fork") || !strcmp(name, "spin") || !strcmp(name, "child-getppid") ||
+        !strcmp(name, "threads")) {
       args_needed = 1;
     } else if (!strcmp(name, "getppid-paced") || !strcmp(name, "read") || !strcmp(name, "write") ||
                !strcmp(name, "openat") || !strcmp(name, "open-missing") || !strcmp(name, "mixed") ||
-               !strcmp(name, "connect") || !strcmp(name, "connect6")) {
+               !strcmp(name, "connect") || !strcmp(name, "connect6") ||
+               !strcmp(name, "connect-refused") || !strcmp(name, "chown") || !strcmp(name, "statx")) {
       args_needed = 2;
-    } else if (!strcmp(name, "sleep")) {
+    } else if (!strcmp(name, "sleep") || !strcmp(name, "nanosleep")) {
       s->sleeps = &argv[i];
       while (i < argc && argv[i][0] >= '0' && argv[i][0] <= '9') {
         number(argv[i]);
@@ -222,11 +269,13 @@ static int parse_steps(int argc, char** argv, struct step* steps, int max_steps)
     if (i + args_needed > argc) usage("missing step arguments");
     s->a = number(argv[i]);
     if (args_needed == 2) {
-      int path_arg = !strcmp(name, "openat") || !strcmp(name, "open-missing");
+      int path_arg = !strcmp(name, "openat") || !strcmp(name, "open-missing") || !strcmp(name, "chown") ||
+                     !strcmp(name, "statx");
       if (path_arg) s->path = argv[i + 1];
       else s->b = number(argv[i + 1]);
     }
-    if ((!strcmp(name, "connect") || !strcmp(name, "connect6")) && (s->b < 1 || s->b > 65535))
+    if ((!strcmp(name, "connect") || !strcmp(name, "connect6") || !strcmp(name, "connect-refused")) &&
+        (s->b < 1 || s->b > 65535))
       usage("connect: PORT must be 1..65535");
     i += args_needed;
   }
@@ -249,11 +298,24 @@ static void run_step(struct step* s, int zero_fd, int null_fd) {
   else if (!strcmp(name, "spin")) do_spin(s->a);
   else if (!strcmp(name, "connect")) do_connect(s->a, s->b, 0);
   else if (!strcmp(name, "connect6")) do_connect(s->a, s->b, 1);
+  else if (!strcmp(name, "connect-refused")) do_connect_refused(s->a, s->b);
+  else if (!strcmp(name, "threads")) do_threads(s->a);
+  else if (!strcmp(name, "chown")) do_chown(s->a, s->path);
+  else if (!strcmp(name, "statx")) do_statx(s->a, s->path);
   else if (!strcmp(name, "mixed")) {
     do_getppid(s->a);
     do_read(zero_fd, s->a, s->b, s->buf);
   } else if (!strcmp(name, "sleep")) {
     for (int k = 0; k < s->nsleeps; ++k) sleep_ns(number(s->sleeps[k]) * 1000000LL);
+    note(name, s->nsleeps);
+    return;
+  } else if (!strcmp(name, "nanosleep")) {
+    for (int k = 0; k < s->nsleeps; ++k) {
+      long long ns = number(s->sleeps[k]) * 1000000LL;
+      struct timespec ts = {.tv_sec = ns / 1000000000LL, .tv_nsec = ns % 1000000000LL};
+      while (syscall(SYS_nanosleep, &ts, &ts) != 0 && errno == EINTR) {
+      }
+    }
     note(name, s->nsleeps);
     return;
   }

@@ -335,9 +335,21 @@ TEST_CASE("parser: error messages point at the offending token") {
   CHECK(error_col("f(a,)") == 14);
   CHECK(error_text("f(,a)") == "unexpected ','; expected an operand");
 
-  CHECK(error_text("x in 1") == "expected '(' after 'in'");
+  CHECK(error_text("x in 1") == "expected '(' or a list's name after 'in'");
   CHECK(error_col("x in 1") == 15);
-  CHECK(error_text("x not in y") == "expected '(' after 'not'");
+  // `in NAME`: a list defined under `lists:`, its values filled in by the checker.
+  ExprPtr named = parse_ok("x not in web_servers and y");
+  const auto* both = named->as<Binary>();
+  REQUIRE(both);
+  const auto* negated = both->lhs->as<Unary>();
+  REQUIRE(negated);
+  const auto* in_named = negated->operand->as<InList>();
+  REQUIRE(in_named);
+  CHECK(in_named->list == "web_servers");
+  CHECK(in_named->items.empty());
+  CHECK(in_named->list_loc.col == 19);
+  CHECK(negated->operand->text == "x not in web_servers");
+  CHECK(error_text("x not in 1") == "expected '(' or a list's name after 'not'");
   CHECK(error_text("x in ()") == "expected at least one value in the list after 'in'");
   CHECK(error_col("x in ()") == 16);
   d = parse_error("x in (1, 2");

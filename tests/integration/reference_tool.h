@@ -1,0 +1,69 @@
+// A reference tool (a bpftrace script, `bpftrace -e`, or a BCC tool) run next to bpfql on the
+// same workload: started while bpfql is attached, waited for until it prints the line that says
+// it attached (a reference that attached late is the known flake of side-by-side tests), stopped
+// with SIGINT after the workload, its stdout split into lines.
+#pragma once
+
+#include <csignal>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "tests/support/process.h"
+
+namespace bpfql::test {
+
+class ReferenceTool {
+ public:
+  // `ready` is a text the tool prints on stdout once its probes are attached: bpftrace prints
+  // "Attaching N probes..." before attaching, so for `-e` programs the caller names a text its
+  // BEGIN block prints (BEGIN runs after the probes are attached).
+  void start(const std::vector<std::string>& argv, const std::string& ready,
+             const SpawnOptions& options = {}) {
+    process_.emplace(Process::spawn(argv, options));
+    started_ = process_->wait_for_stdout(ready, milliseconds(90000));
+    // bpftrace's and BCC's own start opens many files and forks: let bpfql and the tool drain
+    // those events before the workload runs.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+
+  std::vector<std::string> stop() {
+    REQUIRE_MESSAGE(started_, "the reference tool did not start:\n" << process_->err());
+    process_->signal(SIGINT);
+    // BCC's Python tools detach each probe on exit, slowly on a loaded machine.
+    auto status = process_->wait(milliseconds(60000));
+    REQUIRE_MESSAGE(status.has_value(), "the reference tool did not stop");
+    std::vector<std::string> lines;
+    std::istringstream in(process_->out());
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+  }
+
+  std::string out() const { return process_ ? process_->out() : ""; }
+  std::string err() const { return process_ ? process_->err() : ""; }
+  // bpftrace says "Lost N events" when its perf buffer overflowed (a tool that traces every
+  // process, on a busy machine).
+  bool lost_events() const {
+    return process_ && (process_->out().find("Lost ") != std::string::npos ||
+                        process_->err().find("Lost ") != std::string::npos);
+  }
+
+ private:
+  std::optional<Process> process_;
+  bool started_ = false;
+};
+
+inline std::vector<std::string> split_words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+inline const char* bpftrace_binary() { return "/usr/bin/bpftrace"; }
+
+}  // namespace bpfql::test
