@@ -101,6 +101,7 @@ class Config:
     overhead: bool
     out: str
     xlated_dir: str
+    insns_only: bool = False   # --insns-only: attach, list the instructions, no timing
     cache_root: str = ""   # BPFQL_CACHE_DIR of every bpfql run: warm/ (primed), cold-N/ (empty)
 
 
@@ -856,15 +857,52 @@ def own_floor_table(cfg, results):
 
 
 def insns_table(cfg, insns):
-    lines = ["| query | BCC | bpftrace | bpfql |", "|---|---|---|---|"]
+    """Per program, in the order of the probes (a span's begin first); the verdict holds each of
+    bpfql's programs to the hand-written BCC program on the same probe, and the total to BCC's."""
+    lines = ["| query | BCC | bpftrace | bpfql | bpfql ≤ BCC |", "|---|---|---|---|---|"]
     for query in cfg.queries:
         cells = []
         for mode in ("bcc", "bpftrace", "bpfql"):
             progs = insns[query.id].get(mode)
             cells.append("—" if not progs else
                          " + ".join(f"{n} ({name})" for name, n in progs))
-        lines.append(f"| {query.title} | " + " | ".join(cells) + " |")
+        bcc, ours = insns[query.id].get("bcc"), insns[query.id].get("bpfql")
+        if bcc and ours:
+            total_bcc, total_ours = sum(n for _, n in bcc), sum(n for _, n in ours)
+            each = len(bcc) == len(ours) and all(
+                o <= b for (_, o), (_, b) in zip(sorted(ours), sorted(bcc, key=lambda p: p[0])))
+            verdict = ("PASS" if total_ours <= total_bcc else "MISS") + \
+                f" ({total_ours}/{total_bcc})" + ("" if each or len(bcc) == 1 else
+                                                   ", not program for program")
+        else:
+            verdict = "—"
+        lines.append(f"| {query.title} | " + " | ".join(cells) + f" | {verdict} |")
     return lines
+
+
+def run_insns_only(cfg, log):
+    """Each tool's programs for each query, attached once and listed: no workload, no timing.
+    Instruction counts are deterministic, so this is the figure a loaded machine can give."""
+    insns = {q.id: {} for q in cfg.queries}
+    for query in cfg.queries:
+        for mode in ("bcc", "bpftrace", "bpfql"):
+            if mode not in cfg.modes:
+                continue
+            tracer = mode_tracer(cfg, query, mode)
+            tracer.start(cfg.tracer_fifo)
+            try:
+                tracer.wait_ready(timeout=180)
+                insns[query.id][mode] = xlated(cfg, tracer, f"{query.id}.{mode}")
+            except TracerFailed as failure:
+                log(f"{query.id} {mode}: {failure}")
+            finally:
+                try:
+                    tracer.stop()
+                except TracerFailed:
+                    pass
+            log(f"{query.id:26s} {mode:9s} " +
+                " + ".join(f"{n} ({name})" for name, n in insns[query.id].get(mode, [])))
+    return insns
 
 
 def rounds_table(cfg, results, flagged):
@@ -1036,8 +1074,15 @@ def parse_args():
     p.add_argument("--map-keys", type=int, default=100_000)
     p.add_argument("--no-extras", action="store_true")
     p.add_argument("--no-overhead", action="store_true")
-    p.add_argument("--out", default=os.path.join(BENCH, "results", "latest.md"))
-    return p.parse_args()
+    p.add_argument("--insns-only", action="store_true",
+                   help="only attach each tool once per query and print the instructions of "
+                        "its programs after the verifier (no workload; to --out, default "
+                        "results/insns.md)")
+    p.add_argument("--out")
+    args = p.parse_args()
+    if not args.out:
+        args.out = os.path.join(BENCH, "results", "insns.md" if args.insns_only else "latest.md")
+    return args
 
 
 def make_config(args):
@@ -1063,7 +1108,8 @@ def make_config(args):
         settle=args.settle, patience=args.patience, map_keys=args.map_keys,
         idle_seconds=3.0 if args.quick else 5.0, queries=queries, modes=modes,
         extras=not args.no_extras, overhead=not args.no_overhead, out=args.out,
-        xlated_dir=os.path.join(os.path.dirname(os.path.abspath(args.out)), "xlated"))
+        xlated_dir=os.path.join(os.path.dirname(os.path.abspath(args.out)), "xlated"),
+        insns_only=args.insns_only)
 
 
 def check_tools(cfg):
@@ -1090,6 +1136,22 @@ def main():
         print(message, file=sys.stderr, flush=True)
 
     env_start = environment(cfg)
+    if cfg.insns_only:
+        try:
+            insns = run_insns_only(cfg, log)
+        finally:
+            shutil.rmtree(cfg.cache_root, ignore_errors=True)
+        text = "\n".join([f"# BPF instructions per program — {env_start['date']}", "",
+                          f"Kernel {env_start['kernel']}, {env_start['bpftrace']}, bpfql at "
+                          f"{env_start['git']}: xlated (after the verifier), each tool's "
+                          "programs attached once, no workload (`bench/run.py --insns-only`). "
+                          "Listings: `xlated/`.", ""] + insns_table(cfg, insns)) + "\n"
+        print(text)
+        with open(cfg.out, "w") as md:
+            md.write(text)
+        with open(os.path.splitext(cfg.out)[0] + ".json", "w") as js:
+            json.dump(insns, js, indent=1)
+        return
     log(f"bpfql benchmarks: load {env_start['load']}, {cfg.rounds} round(s), "
         f"{cfg.calls:,} calls, workload on CPU {cfg.cpu}")
     try:

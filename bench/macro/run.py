@@ -76,7 +76,9 @@ def wait_metrics(port, proc, timeout=60):
             raise RuntimeError("bpfql serve exited: " + proc.stderr.read())
         try:
             body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
-            if "bpfql_up 1" in body:
+            # Up once every query's probes are attached (bpfql_query_up; bpfql_up is gone).
+            ups = [l for l in body.splitlines() if l.startswith("bpfql_query_up{")]
+            if ups and all(l.endswith(" 1") for l in ups):
                 return
         except Exception:
             pass

@@ -67,6 +67,7 @@ std::string build() {
       "#define BPF_F_CURRENT_CPU {}ULL\n"
       "#define BPF_F_USER_STACK {}\n"
       "#define BPF_MAP_TYPE_HASH {}\n"
+      "#define BPF_MAP_TYPE_ARRAY {}\n"
       "#define BPF_MAP_TYPE_PERCPU_HASH {}\n"
       "#define BPF_MAP_TYPE_PERCPU_ARRAY {}\n"
       "#define BPF_MAP_TYPE_PERF_EVENT_ARRAY {}\n"
@@ -75,7 +76,8 @@ std::string build() {
       "#define BPF_LOCAL_STORAGE_GET_F_CREATE {}\n",
       static_cast<int>(BPF_ANY), static_cast<int>(BPF_NOEXIST), static_cast<int>(BPF_F_NO_PREALLOC),
       static_cast<unsigned long long>(BPF_F_CURRENT_CPU), static_cast<int>(BPF_F_USER_STACK),
-      static_cast<int>(BPF_MAP_TYPE_HASH), static_cast<int>(BPF_MAP_TYPE_PERCPU_HASH),
+      static_cast<int>(BPF_MAP_TYPE_HASH), static_cast<int>(BPF_MAP_TYPE_ARRAY),
+      static_cast<int>(BPF_MAP_TYPE_PERCPU_HASH),
       static_cast<int>(BPF_MAP_TYPE_PERCPU_ARRAY), static_cast<int>(BPF_MAP_TYPE_PERF_EVENT_ARRAY),
       static_cast<int>(BPF_MAP_TYPE_STACK_TRACE), static_cast<int>(BPF_MAP_TYPE_TASK_STORAGE),
       static_cast<int>(BPF_LOCAL_STORAGE_GET_F_CREATE));
@@ -101,19 +103,34 @@ std::string build() {
       "#define BPFQL_MAP(name, type, key, value, entries, flags) \\\n"
       "  struct bpfql_map_def name __attribute__((section(\"{}\"), used)) = \\\n"
       "      {{type, sizeof(key), sizeof(value), entries, flags}}\n"
+      "/* a one-entry array's value, addressed without a lookup (BPF_PSEUDO_MAP_VALUE) */\n"
+      "#define BPFQL_MAP_VALUE(name) \\\n"
+      "  u64 name##_value __attribute__((section(\"{}\" #name), used))\n"
       "/* each function in a section of its own */\n"
       "#define BPFQL_FUNCTION(name) __attribute__((section(\"{}\" #name), used)) int name\n"
-      "/* BCC's lookup_or_try_init: the value of key, inserted as *zero if absent */\n"
+      "/* BCC's lookup_or_try_init: the value of key, inserted as *zero if absent (NULL: the map\n"
+      "   is full). One lookup in a loop of at most two turns, not two copies of it: the same\n"
+      "   calls on every path, fewer instructions (the compile turns off the loop rotation that\n"
+      "   would copy it back: runtime/compile/clang_invoke.cpp). */\n"
       "static __always_inline void *bpfql_lookup_or_init(void *map, const void *key, "
       "const void *zero) {{\n"
-      "  void *v = bpf_map_lookup_elem(map, key);\n"
-      "  if (v)\n"
-      "    return v;\n"
-      "  bpf_map_update_elem(map, key, zero, BPF_NOEXIST);\n"
-      "  return bpf_map_lookup_elem(map, key);\n"
+      "  void *v;\n"
+      "  u64 again = 0;\n"
+      "  for (;;) {{\n"
+      "    v = bpf_map_lookup_elem(map, key);\n"
+      "    if (v)\n"
+      "      return v;\n"
+      "    /* hides the turn from LLVM, which would otherwise peel the first one off */\n"
+      "    asm volatile(\"\" : \"+r\"(again));\n"
+      "    if (again)\n"
+      "      return v;\n"
+      "    bpf_map_update_elem(map, key, zero, BPF_NOEXIST);\n"
+      "    again = 1;\n"
+      "  }}\n"
       "}}\n"
       "char _license[] __attribute__((section(\"license\"), used)) = \"GPL\";\n",
-      PERF_MAX_STACK_DEPTH, kPlainMapSection, kPlainMapSection, kPlainFunctionSectionPrefix);
+      PERF_MAX_STACK_DEPTH, kPlainMapSection, kPlainMapSection, kPlainMapValueSectionPrefix,
+      kPlainFunctionSectionPrefix);
   return out;
 }
 

@@ -19,5 +19,10 @@ bool plain_c_has_pt_regs();
 // section ("prog/q0_p0"): the compiled object is read back by these names (runtime/compile/bpf_elf.h).
 inline constexpr const char* kPlainMapSection = "maps";
 inline constexpr const char* kPlainFunctionSectionPrefix = "prog/";
+// The one value of a one-entry array map (MapKind::Counter) as a global variable, NAME_value in
+// section "map_value/NAME": the loader turns each load of its address into the address of the
+// map's value (BPF_PSEUDO_MAP_VALUE), so the program adds to it without a lookup.
+inline constexpr const char* kPlainMapValueSectionPrefix = "map_value/";
+inline std::string plain_map_value(const std::string& map) { return map + "_value"; }
 
 }  // namespace bpfql::codegen

@@ -386,7 +386,26 @@ void FunctionGen::ensure_key_zeroed() {
   } else {
     ensure_scratch();
   }
-  line(fmt::format("__builtin_memset(&{0}, 0, sizeof({0}));", layout_.key_outer));
+  if (!key_written_whole())
+    line(fmt::format("__builtin_memset(&{0}, 0, sizeof({0}));", layout_.key_outer));
+}
+
+// Whether the key's members will cover every byte of it, so that zeroing it first only adds
+// stores: no padding, no histogram slot around it, and each member an integer, bool or stack id
+// (an assignment writes all of it) or `comm` (bpf_get_current_comm pads the name with NULs to
+// the size it is given). Strings read from memory are zeroed past their NUL only in the key.
+bool FunctionGen::key_written_whole() const {
+  if (!layout_.hkey.empty()) return false;
+  for (const auto& m : layout_.key.members())
+    if (m.padding) return false;
+  for (const auto& key : query_.keys) {
+    const Expr& e = *key.expr;
+    if (e.type.is_bytes()) return false;
+    if (!e.type.is_string()) continue;
+    auto* b = e.as<BuiltinRef>();
+    if (!b || b->which != Builtin::Comm) return false;
+  }
+  return true;
 }
 
 void FunctionGen::ensure_event_zeroed() {

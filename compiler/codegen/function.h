@@ -84,6 +84,7 @@ class FunctionGen {
   Result<std::string> span_key_value(const std::vector<ExprPtr>& key);
   void ensure_scratch();
   void ensure_key_zeroed();
+  bool key_written_whole() const;
   void ensure_event_zeroed();
   void zero_in_pieces(const std::string& lvalue, uint32_t bytes);
   void ensure_zero_value();

@@ -4,6 +4,8 @@
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
 
+#include "compiler/codegen/c_prelude.h"
+
 namespace bpfql::codegen {
 
 std::string map_declaration(Dialect d, const MapDecl& m) {
@@ -30,6 +32,8 @@ std::string map_declaration(Dialect d, const MapDecl& m) {
                            m.name, m.entries);
       case MapKind::TaskStorage:
         return fmt::format("BPF_TASK_STORAGE({}, {});", m.name, m.value_type);
+      case MapKind::Counter:
+        return fmt::format("BPF_ARRAY({}, u64, 1);", m.name);
     }
   }
   switch (m.kind) {
@@ -53,6 +57,9 @@ std::string map_declaration(Dialect d, const MapDecl& m) {
     case MapKind::TaskStorage:  // the kernel wants no entries and no preallocation
       return fmt::format("BPFQL_MAP({}, BPF_MAP_TYPE_TASK_STORAGE, int, {}, 0, BPF_F_NO_PREALLOC);",
                          m.name, m.value_type);
+    case MapKind::Counter:  // the map, and its one value as a variable (c_prelude.h)
+      return fmt::format("BPFQL_MAP({0}, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE({0});",
+                         m.name);
   }
   return "";
 }
@@ -83,6 +90,9 @@ PlanMap plan_map(const MapDecl& m) {
       break;
     case MapKind::TaskStorage:
       p = PlanMap{m.name, BPF_MAP_TYPE_TASK_STORAGE, 4, m.value_size, 0, BPF_F_NO_PREALLOC};
+      break;
+    case MapKind::Counter:
+      p = PlanMap{m.name, BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0};
       break;
   }
   return p;
@@ -129,6 +139,13 @@ std::string task_storage_get(Dialect d, const std::string& map, const std::strin
              ? fmt::format("{}.task_storage_get(bpf_get_current_task_btf(), 0, {})", map, flags)
              : fmt::format("bpf_task_storage_get(&{}, bpf_get_current_task_btf(), 0, {})", map,
                            flags);
+}
+
+std::string counter_increment(Dialect d, const std::string& map) {
+  if (d == Dialect::Bcc)
+    return fmt::format("{{ u32 idx = 0; u64 *n = {}.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }}",
+                       map);
+  return fmt::format("__sync_fetch_and_add(&{}, 1);", plain_map_value(map));
 }
 
 }  // namespace bpfql::codegen

@@ -23,6 +23,7 @@ enum class MapKind {
   PerfOutput,            // one perf buffer per CPU
   StackTrace,            // key int, value struct bpf_stacktrace
   TaskStorage,           // key: the current task; needs BTF for the map (runtime/compile/bpf_elf.h)
+  Counter,               // one u64 shared by all CPUs (a one-entry array), added to atomically
 };
 
 struct MapDecl {
@@ -55,5 +56,9 @@ std::string get_stackid(Dialect d, const std::string& map, const std::string& ct
                         const std::string& flags);
 // The current thread's slot of a task storage map (NULL: none and not created).
 std::string task_storage_get(Dialect d, const std::string& map, const std::string& flags);
+// Adds 1 to a Counter map: in plain C one atomic add to the array's value, whose address the
+// loader puts into the program (BPF_PSEUDO_MAP_VALUE: no lookup); in BCC's dialect a lookup.
+// A statement (";"-terminated).
+std::string counter_increment(Dialect d, const std::string& map);
 
 }  // namespace bpfql::codegen

@@ -167,6 +167,22 @@ std::expected<ProgramImage, std::string> image_from_elf(std::string_view object,
     }
   }
 
+  // The map whose value a symbol is (a variable in section "map_value/NAME", c_prelude.h).
+  auto map_of_value_section = [&](size_t sym) -> std::optional<uint32_t> {
+    if (sym >= symbols.size() || symbols[sym].st_shndx == SHN_UNDEF ||
+        symbols[sym].st_shndx >= elf.section_count())
+      return std::nullopt;
+    std::string_view section = elf.section_name(symbols[sym].st_shndx);
+    std::string_view prefix = codegen::kPlainMapValueSectionPrefix;
+    if (!section.starts_with(prefix)) return std::nullopt;
+    section.remove_prefix(prefix.size());
+    for (uint32_t m = 0; m < image.maps.size(); ++m)
+      if (image.maps[m].name == section && image.maps[m].type == BPF_MAP_TYPE_ARRAY &&
+          image.maps[m].max_entries == 1)
+        return m;
+    return std::nullopt;
+  };
+
   for (const auto& fn : functions) {
     std::string section_name = codegen::kPlainFunctionSectionPrefix + fn.name;
     auto section = elf.find_section(section_name);
@@ -184,7 +200,10 @@ std::expected<ProgramImage, std::string> image_from_elf(std::string_view object,
         auto map = map_of_symbol.find(sym);
         std::string target =
             sym < symbols.size() ? std::string(elf.string(strtab, symbols[sym].st_name)) : "?";
-        if (ELF64_R_TYPE(entry.r_info) != kRelocation64 || map == map_of_symbol.end())
+        // A map's value (a variable in "map_value/NAME"): the address of the map's one value.
+        std::optional<uint32_t> value_of = map_of_value_section(sym);
+        if (ELF64_R_TYPE(entry.r_info) != kRelocation64 ||
+            (map == map_of_symbol.end() && !value_of))
           return std::unexpected(fmt::format("{}: a relocation (type {}) to '{}', which is no map",
                                              fn.name, ELF64_R_TYPE(entry.r_info), target));
         uint64_t insn = entry.r_offset / 8;
@@ -193,6 +212,21 @@ std::expected<ProgramImage, std::string> image_from_elf(std::string_view object,
           return std::unexpected(
               fmt::format("{}: the relocation to '{}' is on no ld_imm64", fn.name, target));
         auto* bytes = reinterpret_cast<uint8_t*>(f.code.data() + insn * 8);
+        if (value_of) {
+          // The offset in the value: the symbol's own plus the addend clang left in imm.
+          int32_t addend;
+          std::memcpy(&addend, bytes + 4, 4);
+          uint64_t offset = symbols[sym].st_value + static_cast<uint64_t>(static_cast<int64_t>(addend));
+          if (offset + 8 > image.maps[*value_of].value_size)
+            return std::unexpected(
+                fmt::format("{}: '{}' is outside its map's value", fn.name, target));
+          uint32_t off32 = static_cast<uint32_t>(offset);
+          bytes[1] = static_cast<uint8_t>((bytes[1] & 0x0f) | (BPF_PSEUDO_MAP_VALUE << 4));
+          std::memset(bytes + 4, 0, 4);
+          std::memcpy(bytes + 12, &off32, 4);
+          f.map_refs.push_back({static_cast<uint32_t>(insn), *value_of});
+          continue;
+        }
         bytes[1] = static_cast<uint8_t>((bytes[1] & 0x0f) | (BPF_PSEUDO_MAP_FD << 4));
         std::memset(bytes + 4, 0, 4);
         std::memset(bytes + 12, 0, 4);

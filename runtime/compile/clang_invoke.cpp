@@ -12,6 +12,7 @@
 #include <clang/Frontend/TextDiagnosticPrinter.h>
 #include <clang/Lex/PreprocessorOptions.h>
 #include <llvm/ADT/SmallVector.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
 #pragma GCC diagnostic pop
@@ -55,6 +56,12 @@ bool clang_invoke::compile_to_object(std::string_view source, std::string& objec
     LLVMInitializeBPFTargetMC();
     LLVMInitializeBPFAsmPrinter();
     LLVMInitializeBPFAsmParser();
+    // No loop rotation that copies the loop's header in front of it: the loop of the plain C's
+    // bpfql_lookup_or_init (compiler/codegen/c_prelude.cpp) is there so that its map lookup is
+    // written once, and rotating it would write the lookup twice (5 instructions more after the
+    // verifier, per grouped aggregate). The generated C has no other loop.
+    const char* argv[] = {"bpfql-compile-plain", "-rotation-max-header-size=0"};
+    llvm::cl::ParseCommandLineOptions(2, argv);
   });
 
   llvm::raw_string_ostream diag_out(diagnostics);

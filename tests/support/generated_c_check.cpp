@@ -16,7 +16,7 @@ namespace {
 // write only to the program's own maps and buffers. Anything else, and above all the helpers that
 // write user memory, send signals, override return values or tail-call, is an injection (or a
 // new helper that needs a security review before it is added here).
-constexpr std::array<std::string_view, 47> kAllowedCalls = {
+constexpr std::array<std::string_view, 49> kAllowedCalls = {
     "if",
     "for",
     "while",
@@ -64,6 +64,8 @@ constexpr std::array<std::string_view, 47> kAllowedCalls = {
     "BPFQL_OPAQUE",    // an empty asm that hides a register's value: kOpaqueDefine below
     "BPFQL_MAP",       // plain C: a map definition (compiler/codegen/c_prelude.h)
     "BPFQL_FUNCTION",  // plain C: a function in a section of its own
+    "BPFQL_MAP_VALUE",  // plain C: a one-entry array's value as a variable (c_prelude.h)
+    "__sync_fetch_and_add",  // the drop and lost counters: one atomic add, shared by the CPUs
 };
 // The one macro generated C may define: an ld_imm64 of a marker the loader replaces with a
 // value given at run time (compiler/codegen/helpers.cpp). Its asm is allowed only here.

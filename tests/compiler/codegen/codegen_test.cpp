@@ -208,8 +208,9 @@ TEST_CASE("the Plan's offsets are the ones the C asserts, for every golden query
       const PlanQuery& q = plan.queries[i];
       std::string prefix = "q" + std::to_string(i);
       CHECK(q.dropped_map == prefix + "_dropped");
-      CHECK(plan.c_source.find("BPF_PERCPU_ARRAY(" + q.dropped_map + ", u64, 1);") !=
-            std::string::npos);
+      CHECK(plan.c_source.find("BPF_ARRAY(" + q.dropped_map + ", u64, 1);") != std::string::npos);
+      if (!plan.c_plain.empty())  // the counter's value, addressed without a lookup
+        CHECK(plan.c_plain.find("BPFQL_MAP_VALUE(" + q.dropped_map + ");") != std::string::npos);
       if (q.key_size) {
         auto key = asserted_layout(plan.c_source, prefix + "_key");
         CHECK(key.size == q.key_size);

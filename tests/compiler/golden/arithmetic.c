@@ -60,14 +60,11 @@ _Static_assert(sizeof(struct q0_val) == 16 &&
                __builtin_offsetof(struct q0_val, sum0) == 8,
                "layout of struct q0_val");
 BPF_PERCPU_HASH(q0_vals, struct q0_key, struct q0_val, 10240);
-BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
+BPF_ARRAY(q0_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q0_drop(void) {
-  u32 idx = 0;
-  u64 *n = q0_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q0_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'arith' (q.yml:1): tracepoint:syscalls:sys_exit_read */

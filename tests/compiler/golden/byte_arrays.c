@@ -107,22 +107,16 @@ _Static_assert(sizeof(struct q0_event) == 40 &&
                __builtin_offsetof(struct q0_event, args_daddr_v6) == 18,
                "layout of struct q0_event");
 BPF_PERF_OUTPUT(q0_events);
-BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
+BPF_ARRAY(q0_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q0_drop(void) {
-  u32 idx = 0;
-  u64 *n = q0_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q0_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
-BPF_PERCPU_ARRAY(q0_lost, u64, 1);
+BPF_ARRAY(q0_lost, u64, 1);
 /* an event the perf buffer had no room for: counted, and printed by the runtime */
 static __always_inline void q0_lose(void) {
-  u32 idx = 0;
-  u64 *n = q0_lost.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q0_lost.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'by-peer' (q.yml:6) */
@@ -142,14 +136,11 @@ _Static_assert(sizeof(struct q1_val) == 8 &&
                __builtin_offsetof(struct q1_val, n) == 0,
                "layout of struct q1_val");
 BPF_PERCPU_HASH(q1_vals, struct q1_key, struct q1_val, 10240);
-BPF_PERCPU_ARRAY(q1_dropped, u64, 1);
+BPF_ARRAY(q1_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q1_drop(void) {
-  u32 idx = 0;
-  u64 *n = q1_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q1_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'packets' (q.yml:10) */
@@ -167,14 +158,11 @@ _Static_assert(sizeof(struct q2_val) == 8 &&
                __builtin_offsetof(struct q2_val, n) == 0,
                "layout of struct q2_val");
 BPF_PERCPU_HASH(q2_vals, struct q2_key, struct q2_val, 10240);
-BPF_PERCPU_ARRAY(q2_dropped, u64, 1);
+BPF_ARRAY(q2_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q2_drop(void) {
-  u32 idx = 0;
-  u64 *n = q2_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q2_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'packets' (q.yml:10): tracepoint:tcp:tcp_probe */

@@ -108,22 +108,16 @@ _Static_assert(sizeof(struct q0_event) == 40 &&
                __builtin_offsetof(struct q0_event, args_daddr_v6) == 18,
                "layout of struct q0_event");
 BPFQL_MAP(q0_events, BPF_MAP_TYPE_PERF_EVENT_ARRAY, int, u32, 0, 0);
-BPFQL_MAP(q0_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q0_dropped, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q0_dropped);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q0_drop(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q0_dropped, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q0_dropped_value, 1);
 }
-BPFQL_MAP(q0_lost, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q0_lost, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q0_lost);
 /* an event the perf buffer had no room for: counted, and printed by the runtime */
 static __always_inline void q0_lose(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q0_lost, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q0_lost_value, 1);
 }
 
 /* query 'by-peer' (q.yml:6) */
@@ -143,14 +137,11 @@ _Static_assert(sizeof(struct q1_val) == 8 &&
                __builtin_offsetof(struct q1_val, n) == 0,
                "layout of struct q1_val");
 BPFQL_MAP(q1_vals, BPF_MAP_TYPE_PERCPU_HASH, struct q1_key, struct q1_val, 10240, 0);
-BPFQL_MAP(q1_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q1_dropped, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q1_dropped);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q1_drop(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q1_dropped, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q1_dropped_value, 1);
 }
 
 /* query 'packets' (q.yml:10) */
@@ -168,14 +159,11 @@ _Static_assert(sizeof(struct q2_val) == 8 &&
                __builtin_offsetof(struct q2_val, n) == 0,
                "layout of struct q2_val");
 BPFQL_MAP(q2_vals, BPF_MAP_TYPE_PERCPU_HASH, struct q2_key, struct q2_val, 10240, 0);
-BPFQL_MAP(q2_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q2_dropped, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q2_dropped);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q2_drop(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q2_dropped, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q2_dropped_value, 1);
 }
 
 /* query 'packets' (q.yml:10): tracepoint:tcp:tcp_probe */

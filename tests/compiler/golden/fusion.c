@@ -53,14 +53,11 @@ _Static_assert(sizeof(struct q0_val) == 8 &&
                __builtin_offsetof(struct q0_val, n) == 0,
                "layout of struct q0_val");
 BPF_PERCPU_HASH(q0_vals, struct q0_key, struct q0_val, 10240);
-BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
+BPF_ARRAY(q0_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q0_drop(void) {
-  u32 idx = 0;
-  u64 *n = q0_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q0_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'by-tid' (q.yml:10) */
@@ -78,14 +75,11 @@ _Static_assert(sizeof(struct q1_val) == 8 &&
                __builtin_offsetof(struct q1_val, n) == 0,
                "layout of struct q1_val");
 BPF_PERCPU_HASH(q1_vals, struct q1_key, struct q1_val, 10240);
-BPF_PERCPU_ARRAY(q1_dropped, u64, 1);
+BPF_ARRAY(q1_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q1_drop(void) {
-  u32 idx = 0;
-  u64 *n = q1_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q1_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'by-call' (q.yml:15) */
@@ -102,14 +96,11 @@ _Static_assert(sizeof(struct q2_val) == 8 &&
                __builtin_offsetof(struct q2_val, n) == 0,
                "layout of struct q2_val");
 BPF_PERCPU_HASH(q2_vals, struct q2_key, struct q2_val, 10240);
-BPF_PERCPU_ARRAY(q2_dropped, u64, 1);
+BPF_ARRAY(q2_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q2_drop(void) {
-  u32 idx = 0;
-  u64 *n = q2_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q2_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'exits' (q.yml:20) */
@@ -120,14 +111,11 @@ _Static_assert(sizeof(struct q3_val) == 8 &&
                __builtin_offsetof(struct q3_val, n) == 0,
                "layout of struct q3_val");
 BPF_PERCPU_ARRAY(q3_vals, struct q3_val, 1);
-BPF_PERCPU_ARRAY(q3_dropped, u64, 1);
+BPF_ARRAY(q3_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q3_drop(void) {
-  u32 idx = 0;
-  u64 *n = q3_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q3_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'exits' (q.yml:20): tracepoint:raw_syscalls:sys_exit */
@@ -146,7 +134,6 @@ int fused0(struct tp_raw_syscalls_sys_enter *args) {
   /* query 'by-comm' (q.yml:6): tracepoint:raw_syscalls:sys_enter */
   {  /* q0_p0 */
     struct q0_key key;
-    __builtin_memset(&key, 0, sizeof(key));
     bpf_get_current_comm(key.comm, sizeof(key.comm));
     struct q0_val zero = {};
     struct q0_val *v = q0_vals.lookup_or_try_init(&key, &zero);
@@ -186,7 +173,6 @@ fused0_1_end:;
     if (!(args_id != 39))
       goto fused0_2_end;
     struct q2_key key;
-    __builtin_memset(&key, 0, sizeof(key));
     key.call = args_id;
     struct q2_val zero = {};
     struct q2_val *v = q2_vals.lookup_or_try_init(&key, &zero);

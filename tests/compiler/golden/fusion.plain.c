@@ -54,14 +54,11 @@ _Static_assert(sizeof(struct q0_val) == 8 &&
                __builtin_offsetof(struct q0_val, n) == 0,
                "layout of struct q0_val");
 BPFQL_MAP(q0_vals, BPF_MAP_TYPE_PERCPU_HASH, struct q0_key, struct q0_val, 10240, 0);
-BPFQL_MAP(q0_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q0_dropped, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q0_dropped);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q0_drop(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q0_dropped, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q0_dropped_value, 1);
 }
 
 /* query 'by-tid' (q.yml:10) */
@@ -79,14 +76,11 @@ _Static_assert(sizeof(struct q1_val) == 8 &&
                __builtin_offsetof(struct q1_val, n) == 0,
                "layout of struct q1_val");
 BPFQL_MAP(q1_vals, BPF_MAP_TYPE_PERCPU_HASH, struct q1_key, struct q1_val, 10240, 0);
-BPFQL_MAP(q1_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q1_dropped, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q1_dropped);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q1_drop(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q1_dropped, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q1_dropped_value, 1);
 }
 
 /* query 'by-call' (q.yml:15) */
@@ -103,14 +97,11 @@ _Static_assert(sizeof(struct q2_val) == 8 &&
                __builtin_offsetof(struct q2_val, n) == 0,
                "layout of struct q2_val");
 BPFQL_MAP(q2_vals, BPF_MAP_TYPE_PERCPU_HASH, struct q2_key, struct q2_val, 10240, 0);
-BPFQL_MAP(q2_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q2_dropped, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q2_dropped);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q2_drop(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q2_dropped, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q2_dropped_value, 1);
 }
 
 /* query 'exits' (q.yml:20) */
@@ -121,14 +112,11 @@ _Static_assert(sizeof(struct q3_val) == 8 &&
                __builtin_offsetof(struct q3_val, n) == 0,
                "layout of struct q3_val");
 BPFQL_MAP(q3_vals, BPF_MAP_TYPE_PERCPU_ARRAY, u32, struct q3_val, 1, 0);
-BPFQL_MAP(q3_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q3_dropped, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q3_dropped);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q3_drop(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q3_dropped, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q3_dropped_value, 1);
 }
 
 /* query 'exits' (q.yml:20): tracepoint:raw_syscalls:sys_exit */
@@ -147,7 +135,6 @@ BPFQL_FUNCTION(fused0)(struct tp_raw_syscalls_sys_enter *args) {
   /* query 'by-comm' (q.yml:6): tracepoint:raw_syscalls:sys_enter */
   {  /* q0_p0 */
     struct q0_key key;
-    __builtin_memset(&key, 0, sizeof(key));
     bpf_get_current_comm(key.comm, sizeof(key.comm));
     struct q0_val zero = {};
     struct q0_val *v = bpfql_lookup_or_init(&q0_vals, &key, &zero);
@@ -187,7 +174,6 @@ fused0_1_end:;
     if (!(args_id != 39))
       goto fused0_2_end;
     struct q2_key key;
-    __builtin_memset(&key, 0, sizeof(key));
     key.call = args_id;
     struct q2_val zero = {};
     struct q2_val *v = bpfql_lookup_or_init(&q2_vals, &key, &zero);

@@ -52,14 +52,11 @@ _Static_assert(sizeof(struct tp_syscalls_sys_enter_read) == 40 &&
 
 /* query 'sizes' (q.yml:2) */
 BPF_PERCPU_ARRAY(q0_h0, u64, 66);
-BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
+BPF_ARRAY(q0_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q0_drop(void) {
-  u32 idx = 0;
-  u64 *n = q0_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q0_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'sizes-by-comm' (q.yml:5) */
@@ -86,14 +83,11 @@ _Static_assert(sizeof(struct q1_val) == 8 &&
 BPF_PERCPU_HASH(q1_vals, struct q1_key, struct q1_val, 10240);
 BPF_F_TABLE("percpu_hash", struct q1_hkey, u64, q1_h1, 675840, BPF_F_NO_PREALLOC);
 BPF_F_TABLE("percpu_hash", struct q1_hkey, u64, q1_h2, 122880, BPF_F_NO_PREALLOC);
-BPF_PERCPU_ARRAY(q1_dropped, u64, 1);
+BPF_ARRAY(q1_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q1_drop(void) {
-  u32 idx = 0;
-  u64 *n = q1_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q1_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* tracepoint syscalls:sys_enter_read: 2 queries in one program, each body in turn (fused: one attach, one record) */

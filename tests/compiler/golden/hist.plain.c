@@ -53,14 +53,11 @@ _Static_assert(sizeof(struct tp_syscalls_sys_enter_read) == 40 &&
 
 /* query 'sizes' (q.yml:2) */
 BPFQL_MAP(q0_h0, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 66, 0);
-BPFQL_MAP(q0_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q0_dropped, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q0_dropped);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q0_drop(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q0_dropped, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q0_dropped_value, 1);
 }
 
 /* query 'sizes-by-comm' (q.yml:5) */
@@ -87,14 +84,11 @@ _Static_assert(sizeof(struct q1_val) == 8 &&
 BPFQL_MAP(q1_vals, BPF_MAP_TYPE_PERCPU_HASH, struct q1_key, struct q1_val, 10240, 0);
 BPFQL_MAP(q1_h1, BPF_MAP_TYPE_PERCPU_HASH, struct q1_hkey, u64, 675840, BPF_F_NO_PREALLOC);
 BPFQL_MAP(q1_h2, BPF_MAP_TYPE_PERCPU_HASH, struct q1_hkey, u64, 122880, BPF_F_NO_PREALLOC);
-BPFQL_MAP(q1_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q1_dropped, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q1_dropped);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q1_drop(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q1_dropped, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q1_dropped_value, 1);
 }
 
 /* tracepoint syscalls:sys_enter_read: 2 queries in one program, each body in turn (fused: one attach, one record) */

@@ -38,14 +38,11 @@ _Static_assert(sizeof(struct q0_val) == 8 &&
                __builtin_offsetof(struct q0_val, n) == 0,
                "layout of struct q0_val");
 BPF_PERCPU_HASH(q0_vals, struct q0_key, struct q0_val, 10240);
-BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
+BPF_ARRAY(q0_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q0_drop(void) {
-  u32 idx = 0;
-  u64 *n = q0_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q0_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'opens' (q.yml:2): kprobe:do_sys_openat2 */
@@ -93,14 +90,11 @@ _Static_assert(sizeof(struct q1_val) == 8 &&
                "layout of struct q1_val");
 BPF_PERCPU_HASH(q1_vals, struct q1_key, struct q1_val, 10240);
 BPF_F_TABLE("percpu_hash", struct q1_hkey, u64, q1_h1, 675840, BPF_F_NO_PREALLOC);
-BPF_PERCPU_ARRAY(q1_dropped, u64, 1);
+BPF_ARRAY(q1_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q1_drop(void) {
-  u32 idx = 0;
-  u64 *n = q1_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q1_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'returns' (q.yml:7): kretprobe:do_sys_openat2 */

@@ -68,14 +68,11 @@ BPF_PERCPU_ARRAY(q0_vals, struct q0_val, 1);
 BPF_PERCPU_ARRAY(q0_h0, u64, 13);
 BPF_PERCPU_ARRAY(q0_h1, u64, 1952);
 BPF_PERCPU_ARRAY(q0_h2, u64, 1952);
-BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
+BPF_ARRAY(q0_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q0_drop(void) {
-  u32 idx = 0;
-  u64 *n = q0_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q0_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'read-returns' (q.yml:1): tracepoint:syscalls:sys_exit_read */

@@ -80,14 +80,11 @@ _Static_assert(sizeof(struct q0_val) == 16 &&
                __builtin_offsetof(struct q0_val, sum0) == 8,
                "layout of struct q0_val");
 BPF_PERCPU_HASH(q0_vals, struct q0_key, struct q0_val, 10240);
-BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
+BPF_ARRAY(q0_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q0_drop(void) {
-  u32 idx = 0;
-  u64 *n = q0_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q0_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'exits' (q.yml:6): tracepoint:syscalls:sys_exit_read and 2 more probes of the query: the same program */
@@ -101,7 +98,6 @@ int q0_p0(struct tp_syscalls_sys_exit_read *args) {
   if (!(args_ret > 0))
     return 0;
   struct q0_key key;
-  __builtin_memset(&key, 0, sizeof(key));
   bpf_get_current_comm(key.comm, sizeof(key.comm));
   struct q0_val zero = {};
   struct q0_val *v = q0_vals.lookup_or_try_init(&key, &zero);
@@ -129,14 +125,11 @@ _Static_assert(sizeof(struct q1_val) == 8 &&
                __builtin_offsetof(struct q1_val, n) == 0,
                "layout of struct q1_val");
 BPF_PERCPU_HASH(q1_vals, struct q1_key, struct q1_val, 10240);
-BPF_PERCPU_ARRAY(q1_dropped, u64, 1);
+BPF_ARRAY(q1_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q1_drop(void) {
-  u32 idx = 0;
-  u64 *n = q1_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q1_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'by-probe' (q.yml:14): tracepoint:syscalls:sys_enter_read and 1 more probe of the query: the same program */
@@ -163,14 +156,11 @@ _Static_assert(sizeof(struct q2_val) == 8 &&
                __builtin_offsetof(struct q2_val, n) == 0,
                "layout of struct q2_val");
 BPF_PERCPU_ARRAY(q2_vals, struct q2_val, 1);
-BPF_PERCPU_ARRAY(q2_dropped, u64, 1);
+BPF_ARRAY(q2_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q2_drop(void) {
-  u32 idx = 0;
-  u64 *n = q2_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q2_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'fds' (q.yml:18): tracepoint:syscalls:sys_enter_read */

@@ -83,14 +83,11 @@ _Static_assert(sizeof(struct q0_val) == 8 &&
 BPF_PERCPU_HASH(q0_vals, struct q0_key, struct q0_val, 10240);
 BPF_F_TABLE("percpu_hash", struct q0_hkey, u64, q0_h0, 675840, BPF_F_NO_PREALLOC);
 BPF_TASK_STORAGE(q0_start, u64);  /* the thread's span begin time (ns); 0 = none */
-BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
+BPF_ARRAY(q0_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q0_drop(void) {
-  u32 idx = 0;
-  u64 *n = q0_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q0_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'readlat' (q.yml:1), span begin: tracepoint:syscalls:sys_enter_read */

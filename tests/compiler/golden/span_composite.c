@@ -119,14 +119,11 @@ _Static_assert(sizeof(struct q0_span) == 24 &&
 BPF_PERCPU_HASH(q0_vals, struct q0_key, struct q0_val, 10240);
 BPF_F_TABLE("percpu_hash", struct q0_hkey, u64, q0_h1, 675840, BPF_F_NO_PREALLOC);
 BPF_HASH(q0_start, struct q0_skey, struct q0_span, 10240);  /* span key -> begin time (ns) and captured values */
-BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
+BPF_ARRAY(q0_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q0_drop(void) {
-  u32 idx = 0;
-  u64 *n = q0_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q0_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'biolatency' (q.yml:2), span begin: tracepoint:block:block_rq_issue */

@@ -71,14 +71,11 @@ _Static_assert(sizeof(struct tp_sched_sched_switch) == 64 &&
 /* query 'runqlat' (q.yml:2) */
 BPF_PERCPU_ARRAY(q0_h0, u64, 66);
 BPF_HASH(q0_start, u64, u64, 10240);  /* span key -> begin time (ns) */
-BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
+BPF_ARRAY(q0_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q0_drop(void) {
-  u32 idx = 0;
-  u64 *n = q0_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q0_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'runqlat' (q.yml:2), span begin: tracepoint:sched:sched_wakeup and 1 more probe of the query: the same program */

@@ -72,14 +72,11 @@ _Static_assert(sizeof(struct tp_sched_sched_switch) == 64 &&
 /* query 'runqlat' (q.yml:2) */
 BPFQL_MAP(q0_h0, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 66, 0);
 BPFQL_MAP(q0_start, BPF_MAP_TYPE_HASH, u64, u64, 10240, 0);  /* span key -> begin time (ns) */
-BPFQL_MAP(q0_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q0_dropped, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q0_dropped);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q0_drop(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q0_dropped, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q0_dropped_value, 1);
 }
 
 /* query 'runqlat' (q.yml:2), span begin: tracepoint:sched:sched_wakeup and 1 more probe of the query: the same program */

@@ -58,22 +58,16 @@ _Static_assert(sizeof(struct q0_event) == 40 &&
                "layout of struct q0_event");
 BPFQL_MAP(q0_start, BPF_MAP_TYPE_HASH, u64, u64, 10240, 0);  /* span key -> begin time (ns) */
 BPFQL_MAP(q0_events, BPF_MAP_TYPE_PERF_EVENT_ARRAY, int, u32, 0, 0);
-BPFQL_MAP(q0_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q0_dropped, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q0_dropped);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q0_drop(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q0_dropped, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q0_dropped_value, 1);
 }
-BPFQL_MAP(q0_lost, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q0_lost, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q0_lost);
 /* an event the perf buffer had no room for: counted, and printed by the runtime */
 static __always_inline void q0_lose(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q0_lost, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q0_lost_value, 1);
 }
 
 /* query 'slow-reads' (q.yml:1), span begin: tracepoint:syscalls:sys_enter_read */

@@ -43,22 +43,16 @@ _Static_assert(sizeof(struct q0_event) == 104 &&
                __builtin_offsetof(struct q0_event, args_flags) == 100,
                "layout of struct q0_event");
 BPF_PERF_OUTPUT(q0_events);
-BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
+BPF_ARRAY(q0_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q0_drop(void) {
-  u32 idx = 0;
-  u64 *n = q0_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q0_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
-BPF_PERCPU_ARRAY(q0_lost, u64, 1);
+BPF_ARRAY(q0_lost, u64, 1);
 /* an event the perf buffer had no room for: counted, and printed by the runtime */
 static __always_inline void q0_lose(void) {
-  u32 idx = 0;
-  u64 *n = q0_lost.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q0_lost.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'opens' (q.yml:1): tracepoint:syscalls:sys_enter_openat */

@@ -42,14 +42,11 @@ _Static_assert(sizeof(struct q0_val) == 8 &&
                __builtin_offsetof(struct q0_val, n) == 0,
                "layout of struct q0_val");
 BPF_PERCPU_HASH(q0_vals, struct q0_key, struct q0_val, 10240);
-BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
+BPF_ARRAY(q0_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q0_drop(void) {
-  u32 idx = 0;
-  u64 *n = q0_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q0_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'etc' (q.yml:7) */
@@ -68,14 +65,11 @@ _Static_assert(sizeof(struct q1_val) == 8 &&
                __builtin_offsetof(struct q1_val, n) == 0,
                "layout of struct q1_val");
 BPF_PERCPU_HASH(q1_vals, struct q1_key, struct q1_val, 10240);
-BPF_PERCPU_ARRAY(q1_dropped, u64, 1);
+BPF_ARRAY(q1_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q1_drop(void) {
-  u32 idx = 0;
-  u64 *n = q1_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q1_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'comms' (q.yml:15) */
@@ -86,14 +80,11 @@ _Static_assert(sizeof(struct q2_val) == 8 &&
                __builtin_offsetof(struct q2_val, n) == 0,
                "layout of struct q2_val");
 BPF_PERCPU_ARRAY(q2_vals, struct q2_val, 1);
-BPF_PERCPU_ARRAY(q2_dropped, u64, 1);
+BPF_ARRAY(q2_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q2_drop(void) {
-  u32 idx = 0;
-  u64 *n = q2_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q2_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* tracepoint syscalls:sys_enter_openat: 3 queries in one program, each body in turn (fused: one attach, one record) */
@@ -106,7 +97,6 @@ int fused0(struct tp_syscalls_sys_enter_openat *args) {
     if (!(((*(u64 *)&s0[0] ^ 0x7361702f6374652fULL) | (*(u32 *)&s0[8] ^ 0x00647773)) == 0))
       goto fused0_0_end;
     struct q0_key key;
-    __builtin_memset(&key, 0, sizeof(key));
     bpf_get_current_comm(key.comm, sizeof(key.comm));
     struct q0_val zero = {};
     struct q0_val *v = q0_vals.lookup_or_try_init(&key, &zero);

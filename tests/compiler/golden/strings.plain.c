@@ -43,14 +43,11 @@ _Static_assert(sizeof(struct q0_val) == 8 &&
                __builtin_offsetof(struct q0_val, n) == 0,
                "layout of struct q0_val");
 BPFQL_MAP(q0_vals, BPF_MAP_TYPE_PERCPU_HASH, struct q0_key, struct q0_val, 10240, 0);
-BPFQL_MAP(q0_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q0_dropped, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q0_dropped);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q0_drop(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q0_dropped, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q0_dropped_value, 1);
 }
 
 /* query 'etc' (q.yml:7) */
@@ -69,14 +66,11 @@ _Static_assert(sizeof(struct q1_val) == 8 &&
                __builtin_offsetof(struct q1_val, n) == 0,
                "layout of struct q1_val");
 BPFQL_MAP(q1_vals, BPF_MAP_TYPE_PERCPU_HASH, struct q1_key, struct q1_val, 10240, 0);
-BPFQL_MAP(q1_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q1_dropped, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q1_dropped);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q1_drop(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q1_dropped, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q1_dropped_value, 1);
 }
 
 /* query 'comms' (q.yml:15) */
@@ -87,14 +81,11 @@ _Static_assert(sizeof(struct q2_val) == 8 &&
                __builtin_offsetof(struct q2_val, n) == 0,
                "layout of struct q2_val");
 BPFQL_MAP(q2_vals, BPF_MAP_TYPE_PERCPU_ARRAY, u32, struct q2_val, 1, 0);
-BPFQL_MAP(q2_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q2_dropped, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q2_dropped);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q2_drop(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q2_dropped, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q2_dropped_value, 1);
 }
 
 /* tracepoint syscalls:sys_enter_openat: 3 queries in one program, each body in turn (fused: one attach, one record) */
@@ -107,7 +98,6 @@ BPFQL_FUNCTION(fused0)(struct tp_syscalls_sys_enter_openat *args) {
     if (!(((*(u64 *)&s0[0] ^ 0x7361702f6374652fULL) | (*(u32 *)&s0[8] ^ 0x00647773)) == 0))
       goto fused0_0_end;
     struct q0_key key;
-    __builtin_memset(&key, 0, sizeof(key));
     bpf_get_current_comm(key.comm, sizeof(key.comm));
     struct q0_val zero = {};
     struct q0_val *v = bpfql_lookup_or_init(&q0_vals, &key, &zero);

@@ -40,14 +40,11 @@ _Static_assert(sizeof(struct q0_val) == 16 &&
                __builtin_offsetof(struct q0_val, sum0) == 8,
                "layout of struct q0_val");
 BPFQL_MAP(q0_vals, BPF_MAP_TYPE_PERCPU_HASH, struct q0_key, struct q0_val, 10240, 0);
-BPFQL_MAP(q0_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q0_dropped, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q0_dropped);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q0_drop(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q0_dropped, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q0_dropped_value, 1);
 }
 
 /* query 'read-bytes' (q.yml:1): tracepoint:syscalls:sys_enter_read */
@@ -57,7 +54,6 @@ BPFQL_FUNCTION(q0_p0)(struct tp_syscalls_sys_enter_read *args) {
   if (!((u32)(pid_tgid >> 32) == 42))
     return 0;
   struct q0_key key;
-  __builtin_memset(&key, 0, sizeof(key));
   bpf_get_current_comm(key.comm, sizeof(key.comm));
   struct q0_val zero = {};
   struct q0_val *v = bpfql_lookup_or_init(&q0_vals, &key, &zero);

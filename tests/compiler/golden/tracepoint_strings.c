@@ -69,14 +69,11 @@ _Static_assert(sizeof(struct q0_val) == 8 &&
                __builtin_offsetof(struct q0_val, n) == 0,
                "layout of struct q0_val");
 BPF_PERCPU_HASH(q0_vals, struct q0_key, struct q0_val, 10240);
-BPF_PERCPU_ARRAY(q0_dropped, u64, 1);
+BPF_ARRAY(q0_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q0_drop(void) {
-  u32 idx = 0;
-  u64 *n = q0_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q0_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'execs' (q.yml:7) */
@@ -94,22 +91,16 @@ _Static_assert(sizeof(struct q1_event) == 96 &&
                __builtin_offsetof(struct q1_event, pid) == 88,
                "layout of struct q1_event");
 BPF_PERF_OUTPUT(q1_events);
-BPF_PERCPU_ARRAY(q1_dropped, u64, 1);
+BPF_ARRAY(q1_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q1_drop(void) {
-  u32 idx = 0;
-  u64 *n = q1_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q1_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
-BPF_PERCPU_ARRAY(q1_lost, u64, 1);
+BPF_ARRAY(q1_lost, u64, 1);
 /* an event the perf buffer had no room for: counted, and printed by the runtime */
 static __always_inline void q1_lose(void) {
-  u32 idx = 0;
-  u64 *n = q1_lost.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q1_lost.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* query 'execs' (q.yml:7): tracepoint:sched:sched_process_exec */
@@ -156,14 +147,11 @@ _Static_assert(sizeof(struct q2_val) == 8 &&
                "layout of struct q2_val");
 BPF_PERCPU_HASH(q2_vals, struct q2_key, struct q2_val, 10240);
 BPF_TABLE("stacktrace", int, struct bpf_stacktrace, q2_stacks, 4096);
-BPF_PERCPU_ARRAY(q2_dropped, u64, 1);
+BPF_ARRAY(q2_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q2_drop(void) {
-  u32 idx = 0;
-  u64 *n = q2_dropped.lookup(&idx);
-  if (n)
-    (*n)++;
+  { u32 idx = 0; u64 *n = q2_dropped.lookup(&idx); if (n) __sync_fetch_and_add(n, 1); }
 }
 
 /* tracepoint sched:sched_switch: 2 queries in one program, each body in turn (fused: one attach, one record) */
@@ -212,7 +200,6 @@ fused0_0_end:;
   {  /* q2_p0 */
     BPFQL_OPAQUE(args);
     struct q2_key key;
-    __builtin_memset(&key, 0, sizeof(key));
     key.kstack = q2_stacks.get_stackid(args, 0);
     u32 cpu = bpf_get_smp_processor_id();
     key.cpu = cpu;

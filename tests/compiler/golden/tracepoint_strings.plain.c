@@ -70,14 +70,11 @@ _Static_assert(sizeof(struct q0_val) == 8 &&
                __builtin_offsetof(struct q0_val, n) == 0,
                "layout of struct q0_val");
 BPFQL_MAP(q0_vals, BPF_MAP_TYPE_PERCPU_HASH, struct q0_key, struct q0_val, 10240, 0);
-BPFQL_MAP(q0_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q0_dropped, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q0_dropped);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q0_drop(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q0_dropped, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q0_dropped_value, 1);
 }
 
 /* query 'execs' (q.yml:7) */
@@ -95,22 +92,16 @@ _Static_assert(sizeof(struct q1_event) == 96 &&
                __builtin_offsetof(struct q1_event, pid) == 88,
                "layout of struct q1_event");
 BPFQL_MAP(q1_events, BPF_MAP_TYPE_PERF_EVENT_ARRAY, int, u32, 0, 0);
-BPFQL_MAP(q1_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q1_dropped, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q1_dropped);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q1_drop(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q1_dropped, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q1_dropped_value, 1);
 }
-BPFQL_MAP(q1_lost, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q1_lost, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q1_lost);
 /* an event the perf buffer had no room for: counted, and printed by the runtime */
 static __always_inline void q1_lose(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q1_lost, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q1_lost_value, 1);
 }
 
 /* query 'execs' (q.yml:7): tracepoint:sched:sched_process_exec */
@@ -157,14 +148,11 @@ _Static_assert(sizeof(struct q2_val) == 8 &&
                "layout of struct q2_val");
 BPFQL_MAP(q2_vals, BPF_MAP_TYPE_PERCPU_HASH, struct q2_key, struct q2_val, 10240, 0);
 BPFQL_MAP(q2_stacks, BPF_MAP_TYPE_STACK_TRACE, int, struct bpf_stacktrace, 4096, 0);
-BPFQL_MAP(q2_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q2_dropped, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q2_dropped);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q2_drop(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q2_dropped, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q2_dropped_value, 1);
 }
 
 /* tracepoint sched:sched_switch: 2 queries in one program, each body in turn (fused: one attach, one record) */
@@ -213,7 +201,6 @@ fused0_0_end:;
   {  /* q2_p0 */
     BPFQL_OPAQUE(args);
     struct q2_key key;
-    __builtin_memset(&key, 0, sizeof(key));
     key.kstack = bpf_get_stackid(args, &q2_stacks, 0);
     u32 cpu = bpf_get_smp_processor_id();
     key.cpu = cpu;

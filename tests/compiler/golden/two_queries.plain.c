@@ -63,20 +63,16 @@ _Static_assert(sizeof(struct q0_val) == 8 &&
                __builtin_offsetof(struct q0_val, n) == 0,
                "layout of struct q0_val");
 BPFQL_MAP(q0_vals, BPF_MAP_TYPE_PERCPU_HASH, struct q0_key, struct q0_val, 10240, 0);
-BPFQL_MAP(q0_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q0_dropped, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q0_dropped);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q0_drop(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q0_dropped, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q0_dropped_value, 1);
 }
 
 /* query 'opens' (q.yml:2): tracepoint:syscalls:sys_enter_openat */
 BPFQL_FUNCTION(q0_p0)(struct tp_syscalls_sys_enter_openat *args) {
   struct q0_key key;
-  __builtin_memset(&key, 0, sizeof(key));
   bpf_get_current_comm(key.comm, sizeof(key.comm));
   struct q0_val zero = {};
   struct q0_val *v = bpfql_lookup_or_init(&q0_vals, &key, &zero);
@@ -105,14 +101,11 @@ _Static_assert(sizeof(struct q1_val) == 16 &&
                __builtin_offsetof(struct q1_val, sum1) == 8,
                "layout of struct q1_val");
 BPFQL_MAP(q1_vals, BPF_MAP_TYPE_PERCPU_HASH, struct q1_key, struct q1_val, 10240, 0);
-BPFQL_MAP(q1_dropped, BPF_MAP_TYPE_PERCPU_ARRAY, u32, u64, 1, 0);
+BPFQL_MAP(q1_dropped, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q1_dropped);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
 static __always_inline void q1_drop(void) {
-  u32 idx = 0;
-  u64 *n = bpf_map_lookup_elem(&q1_dropped, &idx);
-  if (n)
-    (*n)++;
+  __sync_fetch_and_add(&q1_dropped_value, 1);
 }
 
 /* query 'reads' (q.yml:6): tracepoint:syscalls:sys_enter_read */

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <linux/bpf.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -73,7 +74,8 @@ TEST_CASE("every golden program's plain C compiles in one pass into an image tha
       CAPTURE(q.name);
       const ImageMap* dropped = map_named(*image, q.dropped_map);
       REQUIRE(dropped != nullptr);
-      CHECK(dropped->type == BPF_MAP_TYPE_PERCPU_ARRAY);
+      CHECK(dropped->type == BPF_MAP_TYPE_ARRAY);  // one value, added to atomically
+      CHECK(dropped->max_entries == 1);
       CHECK(dropped->value_size == 8);
       if (!q.value_map.empty()) {
         const ImageMap* vals = map_named(*image, q.value_map);
@@ -127,7 +129,8 @@ TEST_CASE("every golden program's plain C compiles in one pass into an image tha
       CHECK(im->flags == pm.flags);
       CHECK(im->max_entries == (pm.type == BPF_MAP_TYPE_PERF_EVENT_ARRAY ? 7 : pm.max_entries));
     }
-    // Every map reference is an ld_imm64 of a map fd (to be written in), naming a map.
+    // Every map reference is an ld_imm64 of a map fd (to be written in), naming a map; or of
+    // the address of a one-entry array's value (a drop or lost counter) at offset 0.
     for (const auto& f : image->functions) {
       CHECK(f.code.size() % 8 == 0);
       CHECK_FALSE(f.map_refs.empty());
@@ -135,7 +138,15 @@ TEST_CASE("every golden program's plain C compiles in one pass into an image tha
         REQUIRE(r.map < image->maps.size());
         const auto* insn = reinterpret_cast<const uint8_t*>(f.code.data() + r.insn * 8);
         CHECK(insn[0] == 0x18);
-        CHECK((insn[1] >> 4) == BPF_PSEUDO_MAP_FD);
+        if ((insn[1] >> 4) == BPF_PSEUDO_MAP_VALUE) {
+          CHECK(image->maps[r.map].type == BPF_MAP_TYPE_ARRAY);
+          CHECK(image->maps[r.map].max_entries == 1);
+          uint32_t offset;
+          std::memcpy(&offset, insn + 12, 4);
+          CHECK(offset == 0);
+        } else {
+          CHECK((insn[1] >> 4) == BPF_PSEUDO_MAP_FD);
+        }
       }
       // The run-time constants were found too (params.yml has them).
       if (entry.path().filename() == "params.yml") CHECK_FALSE(f.constant_refs.empty());
@@ -164,6 +175,25 @@ TEST_CASE("an object the image cannot carry is refused, with why") {
   auto image = image_from_elf(*global, f, 2);
   REQUIRE_FALSE(image.has_value());
   CHECK(image.error().find("'counter', which is no map") != std::string::npos);
+
+  // A map value only of a one-entry array: of a hash it is no map either.
+  auto hash_value = compile_plain_c(with_prelude(
+      "BPFQL_MAP(h, BPF_MAP_TYPE_HASH, u32, u64, 4, 0); BPFQL_MAP_VALUE(h);\n"
+      "BPFQL_FUNCTION(f)(void *ctx) { __sync_fetch_and_add(&h_value, 1); return 0; }\n"));
+  REQUIRE(hash_value.has_value());
+  image = image_from_elf(*hash_value, f, 2);
+  REQUIRE_FALSE(image.has_value());
+  CHECK(image.error().find("'h_value', which is no map") != std::string::npos);
+  auto array_value = compile_plain_c(with_prelude(
+      "BPFQL_MAP(a, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(a);\n"
+      "BPFQL_FUNCTION(f)(void *ctx) { __sync_fetch_and_add(&a_value, 1); return 0; }\n"));
+  REQUIRE(array_value.has_value());
+  image = image_from_elf(*array_value, f, 2);
+  REQUIRE(image.has_value());
+  REQUIRE(image->functions[0].map_refs.size() == 1);
+  const auto* insn = reinterpret_cast<const uint8_t*>(image->functions[0].code.data() +
+                                                      image->functions[0].map_refs[0].insn * 8);
+  CHECK((insn[1] >> 4) == BPF_PSEUDO_MAP_VALUE);
 
   // A function the Plan attaches but the object does not have.
   auto other = compile_plain_c(with_prelude("BPFQL_FUNCTION(g)(void *ctx) { return 0; }\n"));
