@@ -8,7 +8,8 @@ CPU and RSS, bpfql's idle CPU, and the cost per event as the number of queries g
 library's first 1, 5, 10, all queries served by one bpfql, and N queries on the same tracepoint
 (raw_syscalls:sys_enter), fused into one program by one bpfql or run unfused by N bpfqls.
 
-Needs root, a build (BUILD_DIR, default build-bench/ or build/) and bpftrace. Short by design:
+Needs root, a build (BUILD_DIR, default build-bench/ or build/), bpftrace and BCC's Python
+module (python3-bpfcc, for /usr/bin/python3). Short by design:
 the machine is shared; numbers from a loaded machine are noisy, and it says so.
 """
 import argparse, json, os, signal, subprocess, sys, tempfile, time, urllib.request
@@ -23,6 +24,10 @@ LIBRARY = ["syscalls/top", "syscalls/by-name", "hosting/top-users", "syscalls/er
            "syscalls/open-files", "syscalls/read-latency", "syscalls/opens", "mm/page-faults",
            "mm/page-allocs", "process/signals", "net/send-bytes", "net/tcp-states",
            "net/tcp-retransmits", "block/io-by-process", "block/io-size", "process/cpu-profile"]
+
+
+# BCC's Python module comes with the distribution's python3 (python3-bpfcc), not a pyenv one.
+BCC_PYTHON = os.environ.get("BCC_PYTHON", "/usr/bin/python3")
 
 
 def find_build(arg):
@@ -137,6 +142,30 @@ def start_bpftrace(names, timeout=180):
     return procs
 
 
+def start_bcc(names, timeout=300):
+    """One hand-written BCC program per query (bench/macro/bcc/NAME.py), all at once; each
+    says "Tracing" on stderr once attached. Their stdout (the maps printed at each query's
+    interval) is discarded, as bpfql's and bpftrace's output is."""
+    procs = []
+    for n in names:
+        script = os.path.join(HERE, "bcc", n.split("/")[1] + ".py")
+        procs.append(subprocess.Popen([BCC_PYTHON, script], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE, text=True))
+    deadline = time.time() + timeout
+    for p in procs:
+        while True:
+            if time.time() > deadline:
+                stop(procs)
+                raise RuntimeError("bcc: not attached in time")
+            line = p.stderr.readline()
+            if not line:
+                stop(procs)
+                raise RuntimeError(f"bcc: {p.args[1]} exited before attaching")
+            if line.startswith("Tracing"):
+                break
+    return procs
+
+
 def same_probe_queries(n, directory):
     files = []
     for k in range(n):
@@ -157,6 +186,8 @@ def main():
     ap.add_argument("--port", type=int, default=19435)
     ap.add_argument("--counts", default="1,5,10,20")
     ap.add_argument("--no-bpftrace", action="store_true")
+    ap.add_argument("--no-bcc", action="store_true")
+    ap.add_argument("--no-curve", action="store_true", help="only the three side-by-side modes")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "macro.md"))
     args = ap.parse_args()
     build = find_build(args.build)
@@ -194,9 +225,20 @@ def main():
                                                      "rss_mb": rss / 1024, "queries": len(LIBRARY)}
         finally:
             stop(procs)
+    if not args.no_bcc:
+        procs = start_bcc(LIBRARY)
+        try:
+            pids = [p.pid for p in procs]
+            rss = sum(rss_kb(p) for p in pids)
+            s, cpu, wall = timed(build, args, pids)
+            rows["hand-written BCC (all, one per query)"] = {
+                "s": s, "cpu_pct": cpu / (wall * 1e9) * 100,
+                "rss_mb": max(rss, sum(rss_kb(p) for p in pids)) / 1024, "queries": len(LIBRARY)}
+        finally:
+            stop(procs)
 
     curve = []
-    for n in [int(c) for c in args.counts.split(",")] + [len(LIBRARY)]:
+    for n in ([] if args.no_curve else [int(c) for c in args.counts.split(",")] + [len(LIBRARY)]):
         if n > len(LIBRARY) or (curve and curve[-1]["n"] == n):
             continue
         p = start_serve(build, queries[:n], args.port + 1 + n, cache)
@@ -208,7 +250,7 @@ def main():
 
     same = []
     with tempfile.TemporaryDirectory() as d:
-        for n in [int(c) for c in args.counts.split(",")]:
+        for n in ([] if args.no_curve else [int(c) for c in args.counts.split(",")]):
             files = same_probe_queries(n, d)
             p = start_serve(build, files, args.port + 100 + n, cache)
             try:
@@ -236,6 +278,11 @@ def main():
         idle = f"{r['idle_pct']:.2f}" if "idle_pct" in r else "—"
         md.append(f"| {label} | {r.get('queries', 0)} | {r['s']:.3f} | {lost} | "
                   f"{r.get('cpu_pct', 0):.1f} | {r.get('rss_mb', 0):.0f} | {idle} |")
+    lost = {k: 1 - none / r["s"] for k, r in rows.items() if k != "none"}
+    ours = lost.get("bpfql serve (all)")
+    for label in ("bpftrace (all, one per query)", "hand-written BCC (all, one per query)"):
+        if ours is not None and lost.get(label):
+            md.append(f"\nbpfql's loss / {label.split(' (')[0]}'s: {ours / lost[label]:.2f}×")
     md += ["", "Cost per workload round (≈ 8 system calls, and a share of the switches, opens and execs) "
            "added by one `bpfql serve` with the library's first N queries:", "",
            "| queries | ns per round added |", "|---|---|"]

@@ -29,6 +29,7 @@ def run(text, rows, interval, top=20, profile_hz=None, title=""):
     if profile_hz:
         bpf.attach_perf_event(ev_type=PerfType.SOFTWARE, ev_config=PerfSWConfig.CPU_CLOCK,
                               fn_name="on_sample", sample_freq=profile_hz)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started ignoring it
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     print("Tracing", file=sys.stderr, flush=True)
     try:

@@ -15,7 +15,8 @@ TRACEPOINT_PROBE(sched, sched_process_fork) {
   struct key_t key = {};
   u64 zero = 0, *count;
 
-  __builtin_memcpy(&key.comm, args->parent_comm, sizeof(key.comm));
+  /* parent_comm is a __data_loc string on this kernel (6.18) */
+  TP_DATA_LOC_READ_STR(&key.comm, parent_comm, sizeof(key.comm));
   count = counts.lookup_or_try_init(&key, &zero);
   if (count)
     (*count)++;
