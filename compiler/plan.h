@@ -25,7 +25,7 @@ enum class ProbeKind {
 // with the tracepoint's own print fmt table (PlanField::symbols), irq() of a hardware IRQ number.
 enum class Display {
   None, Syscall, User, Errno, Ksym, Usym, Probe, Ipv4, Ipv6,
-  Signal, TcpState, OpenFlags, TaskState, IpInt, CgroupPath, Disk, Softirq, Symbolic, Irq,
+  Signal, TcpState, OpenFlags, TaskState, IpInt, CgroupPath, Disk, Softirq, Symbolic, Irq, Capability,
 };
 
 enum class AggKind { Count, Sum, Avg, Min, Max, Stats, Hist, Lhist, Percentile };

@@ -29,7 +29,7 @@ constexpr DisplayName kDisplays[] = {
     {"task_state", Display::TaskState}, {"ip", Display::IpInt},
     {"cgroup_path", Display::CgroupPath}, {"disk", Display::Disk},
     {"softirq", Display::Softirq},     {"symbolic", Display::Symbolic},
-    {"irq", Display::Irq},
+    {"irq", Display::Irq},             {"capability", Display::Capability},
 };
 
 struct AggregateName {

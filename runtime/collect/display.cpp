@@ -230,6 +230,8 @@ Cell apply_display(Display d, const Cell& raw, int pid_for_usym,
       return softirq_text(*bits);
     case Display::Irq:
       return irq_text(*bits);
+    case Display::Capability:
+      return capability_text(*bits);
     case Display::Symbolic:  // decode_field applies the field's own table
       return raw;
     case Display::Ksym:

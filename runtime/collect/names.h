@@ -18,6 +18,7 @@ std::string tcp_state_text(uint64_t state);     // 1 → "ESTABLISHED"
 std::string open_flags_text(uint64_t flags);    // 02101 → "O_WRONLY|O_CREAT|O_APPEND"
 std::string task_state_text(uint64_t state);    // 0 → "R", 1 → "S", 2 → "D", 0x100 → "R+"
 std::string ipv4_int_text(uint64_t addr);       // a __be32 as loaded on x86: 0x0100007f → "127.0.0.1"
+std::string capability_text(uint64_t cap);  // 21 → "CAP_SYS_ADMIN"
 std::string softirq_text(uint64_t vec);         // 3 → "NET_RX"
 // A hardware IRQ number → the names of its handlers, as /sys/kernel/irq/N/actions lists them
 // (the `name` irq:irq_handler_entry shows; handlers of a shared IRQ joined by ","): 41 →

@@ -234,6 +234,8 @@ TEST_CASE("capable side by side with capable.bt's check on the tracepoint: capab
   for (const json& e : events_of_pid(run, "capable")) {
     std::string verdict = e["verdict"];
     ours.insert("cap " + std::to_string(as_int(e["cap"])) + " " + (verdict == "EPERM" ? "-1" : verdict));
+    if (as_int(e["cap"]) == 0) CHECK(e["name"] == "CAP_CHOWN");
+    if (as_int(e["cap"]) == 21) CHECK(e["name"] == "CAP_SYS_ADMIN");
   }
   for (const std::string& line : reference)
     if (line.rfind("cap ", 0) == 0) theirs.insert(line);

@@ -187,6 +187,11 @@ TEST_CASE("name functions: every value becomes text") {
   CHECK(b::task_state_text(0x100) == "R+");
   CHECK(b::ipv4_int_text(0x0100007f) == "127.0.0.1");
   CHECK(b::softirq_text(3) == "NET_RX");
+  CHECK(b::capability_text(0) == "CAP_CHOWN");
+  CHECK(b::capability_text(21) == "CAP_SYS_ADMIN");
+  CHECK(b::capability_text(39) == "CAP_BPF");
+  CHECK(b::capability_text(40) == "CAP_CHECKPOINT_RESTORE");
+  CHECK(b::capability_text(41) == "41");
   CHECK(b::errno_text(-2) == "ENOENT");
   CHECK(b::errno_text(3) == "3");
   CHECK(b::symbolic_text(7, {{1, "TCP_ESTABLISHED"}, {7, "TCP_CLOSE"}}, false) == "TCP_CLOSE");
