@@ -12,6 +12,13 @@
 namespace bpfql {
 namespace {
 
+// `text` single-quoted as YAML reads it back: a quote inside is doubled.
+std::string yaml_single_quoted(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
 // A scalar as YAML reads it back unchanged: plain when it can be, else single-quoted.
 std::string yaml_scalar(std::string_view text) {
   constexpr std::string_view kIndicators = "-?:,[]{}#&*!|>'\"%@`";
@@ -21,9 +28,7 @@ std::string yaml_scalar(std::string_view text) {
                is_blank(text.front()) || is_blank(text.back()) ||
                text.find('\n') != std::string_view::npos;
   if (!quote) return std::string(text);
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
-  return out + "'";
+  return yaml_single_quoted(text);
 }
 
 std::string joined(const std::vector<Located>& items, std::string_view separator) {
@@ -55,9 +60,7 @@ void yaml_params(const std::vector<ParamDecl>& params, const std::string& indent
     if (p.default_value) {
       std::string value = param_default(*p.default_value);
       // Quoted always: the default's text is read by its declared type, never by YAML's guess.
-      std::string quoted = "'";
-      for (char c : value) quoted += c == '\'' ? std::string("''") : std::string(1, c);
-      fields += ", default: " + quoted + "'";
+      fields += ", default: " + yaml_single_quoted(value);
     }
     if (!p.doc.empty()) fields += ", doc: " + yaml_scalar(p.doc);
     out += fmt::format("{}  {}: {{{}}}\n", indent, p.name, fields);
@@ -267,12 +270,8 @@ void yaml_shared_names(const QueryFile& file, std::string& out) {
     for (const auto& [name, list] : file.lists) {
       std::string values;
       for (const auto& v : list.values) {
-        std::string text = v.text;
-        if (list.strings) {  // quoted always: `'80'` must stay a string
-          std::string quoted = "'";
-          for (char c : text) quoted += c == '\'' ? std::string("''") : std::string(1, c);
-          text = quoted + "'";
-        }
+        // Strings quoted always: `'80'` must stay a string.
+        std::string text = list.strings ? yaml_single_quoted(v.text) : v.text;
         values += (values.empty() ? "" : ", ") + text;
       }
       out += fmt::format("  {}: [{}]\n", name, values);
