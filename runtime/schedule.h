@@ -21,6 +21,7 @@ class Schedule {
     std::optional<SteadyClock::duration> interval;
     SteadyClock::time_point last_print;  // start of the period the next print covers
     SteadyClock::time_point next;        // next regular print (interval queries)
+    size_t printed_digest = 0;           // of the last printed read (cumulative queries)
   };
 
   Schedule(const Plan& plan, SteadyClock::time_point start);
@@ -38,7 +39,8 @@ class Schedule {
 
   // Every aggregating query's entry (and limited stream's), in plan order (for the final print).
   std::vector<Entry>& entries() { return entries_; }
-  // Whether a final print of `e` at `now` would repeat the regular print just made.
+  // Whether a final print of `e` at `now` may repeat the regular print just made: the final
+  // read is then printed only if it found something new.
   bool just_printed(const Entry& e, SteadyClock::time_point now) const;
 
   // Milliseconds until `t` for epoll_wait, rounded up (never 0 before `t`); -1 for "forever".

@@ -82,7 +82,7 @@ class Run {
   void announce(int probes);
   void reload();
   bool loop(SignalFd& signals);
-  void print(Schedule::Entry& e, SteadyClock::time_point now, bool regular);
+  void print(Schedule::Entry& e, SteadyClock::time_point now, bool regular, bool unless_repeat = false);
   void end_window(Schedule::Entry& e, SteadyClock::time_point now);
   void finish();
   void report_lost(bool at_exit);
@@ -255,13 +255,22 @@ void Run::drop_privileges() {
       (kept.empty() ? std::string("none") : kept));
 }
 
-void Run::print(Schedule::Entry& e, SteadyClock::time_point now, bool regular) {
+// `unless_repeat`: print only if the read found something the last print did not show (a final
+// print right after a regular one); what the read found is never dropped.
+void Run::print(Schedule::Entry& e, SteadyClock::time_point now, bool regular, bool unless_repeat) {
   IntervalResult r;
   r.query = e.query;
   r.time = std::chrono::system_clock::now();
   r.interval_s = schedule_.covered_seconds(e, now, regular);
   auto read_start = SteadyClock::now();
   QuerySnapshot snapshot = maps_.read(*e.query, /*last=*/stopping_);
+  if (e.query->cumulative) {
+    size_t digest = snapshot_digest(snapshot);
+    if (unless_repeat && digest == e.printed_digest) return;
+    e.printed_digest = digest;
+  } else if (unless_repeat && !holds_events(snapshot)) {
+    return;
+  }
   r.dropped = snapshot.dropped;
   if (idle_ && e.query->cumulative && !stopping_) {
     r.expired_now = idle_->expire(*e.query, snapshot, *bpf_, SteadyClock::now()) > 0;
@@ -434,8 +443,8 @@ void Run::finish() {
     if (!output_ok()) break;
     if (e.query->streaming)
       end_window(e, now);  // events may have come since a tick just now
-    else if (options_.final_read && !schedule_.just_printed(e, now))
-      print(e, now, /*regular=*/false);
+    else if (options_.final_read)
+      print(e, now, /*regular=*/false, /*unless_repeat=*/schedule_.just_printed(e, now));
   }
   if (output_ok()) {
     output_.finished();

@@ -405,6 +405,28 @@ std::vector<ResultRow> top_rows(const PlanQuery& query, const std::vector<Column
 
 }  // namespace
 
+bool holds_events(const QuerySnapshot& snapshot) {
+  auto nonzero = [](const PerCpuEntries& m) {
+    return std::any_of(m.values.begin(), m.values.end(), [](uint8_t b) { return b != 0; });
+  };
+  return snapshot.dropped > 0 || nonzero(snapshot.values) ||
+         std::any_of(snapshot.hists.begin(), snapshot.hists.end(), nonzero);
+}
+
+size_t snapshot_digest(const QuerySnapshot& snapshot) {
+  auto bytes = [](const std::vector<uint8_t>& v) {
+    return std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char*>(v.data()), v.size()));
+  };
+  size_t digest = std::hash<uint64_t>{}(snapshot.dropped);
+  auto mix = [&](const PerCpuEntries& m) {
+    digest = digest * 1099511628211u ^ bytes(m.keys);
+    digest = digest * 1099511628211u ^ bytes(m.values);
+  };
+  mix(snapshot.values);
+  for (const auto& h : snapshot.hists) mix(h);
+  return digest;
+}
+
 std::vector<ResultRow> build_rows(const PlanQuery& query, const QuerySnapshot& snapshot,
                                   const DecodeHooks& hooks, double interval_s) {
   bool has_hist_maps = false;

@@ -39,6 +39,14 @@ struct QuerySnapshot {
   uint64_t dropped = 0;
 };
 
+// Whether a read found anything: a nonzero counter, bucket or value, or a dropped update. (A map
+// that is read and cleared, or differenced, holds zeros when nothing happened since the last read.)
+bool holds_events(const QuerySnapshot& snapshot);
+
+// A digest of every key and value read, to tell whether a cumulative query's read repeats the
+// previous one.
+size_t snapshot_digest(const QuerySnapshot& snapshot);
+
 // Rows, one per group key (a keyless query has exactly one), cells in PlanQuery::columns order.
 // `interval_s` is the seconds the print covers: `$interval` and rate() in computed columns.
 std::vector<ResultRow> build_rows(const PlanQuery& query, const QuerySnapshot& snapshot,

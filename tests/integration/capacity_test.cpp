@@ -131,6 +131,24 @@ TEST_CASE("interval prints of a keyless count at full rate add up to every call"
   CHECK(total == kCalls);
 }
 
+TEST_CASE("calls made just after an interval print are in the final print") {
+  BPFQL_REQUIRE_ROOT();
+  // The workload is released right after bpfql's first print and bpfql is stopped as soon as it
+  // exits: the final read comes within milliseconds of that print, and still holds every call.
+  TraceRun run = trace({.queries = {query_file("getppid-count.yml")},
+                        .workload = {"getppid", "1000"},
+                        .extra_args = {"--interval", "100ms"},
+                        .while_tracing = [](Process& bpfql) {
+                          REQUIRE(bpfql.wait_for_stdout("\"query\"", milliseconds(10000)));
+                        }});
+  CHECK(run.status.exited_with(0));
+  int64_t total = 0;
+  for (const json& p : intervals_of(run, "getppid-count"))
+    if (!p["rows"].empty()) total += as_int(p["rows"][0]["count()"]);
+  INFO("stdout:\n" << run.out);
+  CHECK(total == 1000);
+}
+
 TEST_CASE("spans whose ends never arrive are bounded by max_entries, the rest counted") {
   BPFQL_REQUIRE_ROOT();
   // 1000 begins, each with its own key; no end ever matches; the begin map holds 100.

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -305,13 +306,26 @@ TEST_CASE("tcpstates side by side with BCC's tcpstates: the same transitions of 
     if (seen.insert(w[0]).second) continue;
     theirs.insert(w[3] + ":" + w[4] + " " + w[5] + ":" + w[6] + " " + w[7] + "->" + w[9]);
   }
-  // Each client goes SYN_SENT -> ESTABLISHED -> FIN_WAIT1 -> FIN_WAIT2; each of the listener's
-  // children SYN_RECV -> ESTABLISHED -> CLOSE_WAIT.
-  CHECK(ours.size() >= 3 * 5);
-  std::size_t established = 0;
-  for (const auto& t : ours) established += t.find(" SYN_SENT->ESTABLISHED") != std::string::npos;
+  // Each client goes SYN_SENT -> ESTABLISHED -> FIN_WAIT1 and each of the listener's children
+  // SYN_RECV -> ESTABLISHED -> CLOSE_WAIT. What follows FIN_WAIT1 waits for the child's ACK of the
+  // FIN, which the peer may delay (or send with its own FIN when the test's listener closes): it
+  // comes in either tool's window or neither, and BCC's window ends after bpfql's.
+  auto deterministic = [](const std::string& t) { return t.find(" FIN_WAIT") == std::string::npos; };
+  std::multiset<std::string> ours_fixed, theirs_fixed;
+  for (const auto& t : ours)
+    if (deterministic(t)) ours_fixed.insert(t);
+  for (const auto& t : theirs)
+    if (deterministic(t)) theirs_fixed.insert(t);
+  CHECK(ours_fixed.size() == 3 * 4);
+  std::size_t established = 0, fin_wait1 = 0;
+  for (const auto& t : ours) {
+    established += t.find(" SYN_SENT->ESTABLISHED") != std::string::npos;
+    fin_wait1 += t.find(" ESTABLISHED->FIN_WAIT1") != std::string::npos;
+  }
   CHECK(established == 3);
-  CHECK(ours == theirs);
+  CHECK(fin_wait1 == 3);
+  CHECK(ours_fixed == theirs_fixed);
+  CHECK(std::includes(theirs.begin(), theirs.end(), ours.begin(), ours.end()));
 }
 
 TEST_CASE("bashreadline side by side with bashreadline.bt: the lines an interactive bash read") {

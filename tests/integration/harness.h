@@ -64,7 +64,7 @@ struct TraceSpec {
   Stop stop = Stop::Interrupt;
   int stop_signal = SIGINT;
   // Called while bpfql is attached, before the workload is released.
-  std::function<void(const Process& bpfql)> while_tracing;
+  std::function<void(Process& bpfql)> while_tracing;
   // The same, for callers that need the workload's pid (a reference tool filtered on it).
   std::function<void(pid_t workload_pid)> while_tracing_pid;
   // Called after the workload finished, before bpfql is stopped (for example to sleep so that

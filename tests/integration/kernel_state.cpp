@@ -14,19 +14,28 @@
 namespace bpfql::test {
 namespace fs = std::filesystem;
 
-std::vector<uint32_t> bpf_programs_held_by(pid_t pid) {
+namespace {
+
+// Ids in the `field` line of the fdinfo of each fd of `pid` that links to `target`.
+std::vector<uint32_t> bpf_ids_held_by(pid_t pid, const std::string& target, const std::string& field) {
   std::vector<uint32_t> ids;
   std::string proc = "/proc/" + std::to_string(pid);
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(proc + "/fd", ec)) {
     std::error_code link_ec;
-    if (fs::read_symlink(entry.path(), link_ec).string() != "anon_inode:bpf-prog") continue;
+    if (fs::read_symlink(entry.path(), link_ec).string() != target) continue;
     std::ifstream info(proc + "/fdinfo/" + entry.path().filename().string());
     for (std::string line; std::getline(info, line);)
-      if (line.rfind("prog_id:", 0) == 0) ids.push_back(static_cast<uint32_t>(std::stoul(line.substr(8))));
+      if (line.rfind(field, 0) == 0) ids.push_back(static_cast<uint32_t>(std::stoul(line.substr(field.size()))));
   }
   return ids;
 }
+
+}  // namespace
+
+std::vector<uint32_t> bpf_programs_held_by(pid_t pid) { return bpf_ids_held_by(pid, "anon_inode:bpf-prog", "prog_id:"); }
+
+std::vector<uint32_t> bpf_maps_held_by(pid_t pid) { return bpf_ids_held_by(pid, "anon_inode:bpf-map", "map_id:"); }
 
 std::vector<std::string> raw_tracepoints_held_by(pid_t pid) {
   std::vector<std::string> names;

@@ -15,6 +15,9 @@ namespace bpfql::test {
 // Ids of the BPF programs process `pid` holds an fd to (/proc/PID/fdinfo "prog_id:").
 std::vector<uint32_t> bpf_programs_held_by(pid_t pid);
 
+// Ids of the BPF maps process `pid` holds an fd to (/proc/PID/fdinfo "map_id:").
+std::vector<uint32_t> bpf_maps_held_by(pid_t pid);
+
 // The tracepoint names of the raw tracepoint links process `pid` holds (fdinfo "tp_name:" of
 // its fds with "link_type: raw_tracepoint").
 std::vector<std::string> raw_tracepoints_held_by(pid_t pid);

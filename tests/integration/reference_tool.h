@@ -34,8 +34,9 @@ class ReferenceTool {
   std::vector<std::string> stop() {
     REQUIRE_MESSAGE(started_, "the reference tool did not start:\n" << process_->err());
     process_->signal(SIGINT);
-    // BCC's Python tools detach each probe on exit, slowly on a loaded machine.
-    auto status = process_->wait(milliseconds(60000));
+    // BCC's Python tools detach each probe on exit, slowly on a loaded machine; any tool's detach
+    // also waits behind the kernel's freeing of earlier tests' perf events (event_mutex).
+    auto status = process_->wait(milliseconds(120000));
     REQUIRE_MESSAGE(status.has_value(), "the reference tool did not stop");
     std::vector<std::string> lines;
     std::istringstream in(process_->out());

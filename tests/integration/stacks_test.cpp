@@ -187,7 +187,8 @@ TEST_CASE("streamed ustack: each uprobe event has the target's frames, innermost
   TraceRun run = trace({.queries = {query_file("stream-stacks.yml")},
                         .params = {{"target", BPFQL_UPROBE_TARGET}},
                         .pass_pid = false,
-                        .command = {BPFQL_UPROBE_TARGET, "7", "1000"}});
+                        .command = {BPFQL_UPROBE_TARGET, "7", "3000"}});
+  INFO("stderr:\n" << run.err << "workload: " << run.workload_pid);
   std::vector<json> events = events_of(run, "add-ustack-events");
   REQUIRE(events.size() == 7);
   for (size_t i = 0; i < events.size(); ++i) {
@@ -270,12 +271,20 @@ TEST_CASE("usym() names a user function from its address, in JSON and the table"
 
 
 // Entries of the stack maps named `name` that bpftool sees (-1 when bpftool fails).
-int stack_map_entries(const std::string& name) {
-  Completed dump = run_to_completion({"/usr/sbin/bpftool", "-j", "map", "dump", "name", name}, milliseconds{10000});
-  if (!dump.status.exited_with(0)) return -1;
-  json entries = json::parse(dump.out, nullptr, false);
-  if (!entries.is_array()) return -1;
-  return static_cast<int>(entries.size());
+// Entries of the map named `name` that process `pid` holds: by id, since maps of the same name
+// from earlier runs may still be in the kernel (their programs wait in the detach helper).
+int stack_map_entries(pid_t pid, const std::string& name) {
+  for (uint32_t id : bpf_maps_held_by(pid)) {
+    std::string sid = std::to_string(id);
+    Completed show = run_to_completion({"/usr/sbin/bpftool", "-j", "map", "show", "id", sid}, milliseconds{10000});
+    json info = json::parse(show.out, nullptr, false);
+    if (!info.is_object() || info.value("name", "") != name) continue;
+    Completed dump = run_to_completion({"/usr/sbin/bpftool", "-j", "map", "dump", "id", sid}, milliseconds{10000});
+    if (!dump.status.exited_with(0)) return -1;
+    json entries = json::parse(dump.out, nullptr, false);
+    return entries.is_array() ? static_cast<int>(entries.size()) : -1;
+  }
+  return -1;
 }
 
 TEST_CASE("interval prints free the stacks they read: a long run does not fill the stack map") {
@@ -286,11 +295,13 @@ TEST_CASE("interval prints free the stacks they read: a long run does not fill t
                             "probe: tracepoint:syscalls:sys_enter_getppid\nwhere: pid == $pid\n"
                             "select: [kstack, count() as calls]\ngroup_by: kstack\ninterval: 200ms\n");
   int left = -2;
+  pid_t bpfql_pid = -1;
   TraceRun run = trace({.queries = {q},
                         .workload = {"getppid", "25", "sleep", "450", "getppid", "25"},
+                        .while_tracing = [&](const Process& bpfql) { bpfql_pid = bpfql.pid(); },
                         .after_workload = [&] {
                           std::this_thread::sleep_for(milliseconds{700});  // two prints after the last call
-                          left = stack_map_entries("q0_stacks");
+                          left = stack_map_entries(bpfql_pid, "q0_stacks");
                         }});
   INFO("stderr:\n" << run.err);
   CHECK(run.status.exited_with(0));
