@@ -118,6 +118,10 @@ struct CheckedQuery {
   // -c: `pid` is the command bpfql started, and its descendants count too: the program keeps
   // their pids in a map, following forks (sched_process_fork/exit, `tree_probes`).
   bool pid_tree = false;
+  // A span's sides that filter on `pid` (compiler/check/pid_sides.h): those whose probes run in
+  // the task the span is about.
+  bool pid_at_begin = true;
+  bool pid_at_end = true;
   std::vector<ProbeRef> tree_probes;
   std::optional<TaskOffsets> task_offsets;  // set when an expression uses ppid or pcomm
   // What the checker decided that is no error but may surprise: the fields `select: "*"` left

@@ -156,7 +156,8 @@ std::string FunctionGen::sharing_key() const {
 }
 
 Result<void> FunctionGen::emit_main() {
-  if (auto r = emit_pid_filter(); !r) return r;
+  if (!query_.span || query_.pid_at_end)
+    if (auto r = emit_pid_filter(); !r) return r;
   if (!query_.span) {
     if (auto r = emit_filters(query_.filters); !r) return r;
     if (query_.streaming()) return emit_event();
@@ -197,7 +198,8 @@ bool also_begins(const CheckedQuery& q, const ProbeRef& probe) {
 }
 
 Result<void> FunctionGen::emit_span_begin() {
-  if (auto r = emit_pid_filter(); !r) return r;
+  if (query_.pid_at_begin)
+    if (auto r = emit_pid_filter(); !r) return r;
   if (auto r = emit_filters(query_.span->begin_filters); !r) return r;
   std::string ts = cached("ts", "u64 ts = bpf_ktime_get_ns();");
   if (span_in_task_storage(query_)) {

@@ -23,6 +23,16 @@
 //   nanosleep MS...      one nanosleep() (the old system call, not clock_nanosleep) per value
 //   chown N PATH         N fchownat(PATH, 65534, -1): as root, each is a CAP_CHOWN check
 //   statx N PATH         N statx(PATH) calls, whether PATH exists or not
+//   pingpong N           N round trips over two pipes with a child named "bpfql-pong": this
+//                        process writes a byte and blocks in read() until the child answers;
+//                        the child answers only once /proc/PID/wchan says this process has
+//                        switched out to sleep, so this process blocks in pipe_read exactly N
+//                        times and is woken by the child's pipe_write N times (then once more
+//                        by the child's exit, if it is in waitpid by then)
+//   spin-pinned K CPU MS  this process and K - 1 children named "bpfql-spin", all pinned to
+//                        CPU and busy for MS milliseconds of wall time (never sleeping), the
+//                        children reaped: while this process runs there, its run queue holds
+//                        at least the K of them
 //
 // Before doing anything it names itself "bpfql-wl" and waits until stdin is readable (a line or
 // EOF), so a test can attach bpfql to its pid first. It waits with poll() and never reads stdin:
@@ -33,6 +43,7 @@
 #include <pthread.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,6 +220,88 @@ static void do_threads(long n) {
   }
 }
 
+// Until PID has switched out to sleep: /proc/PID/wchan names where it waits only once it is off
+// its run queue ("0" while it runs, even after it set its state to sleep), so a write after
+// this wakes a sleeping task and is not lost in the instant before it switched out.
+static void wait_until_blocked(pid_t pid) {
+  char path[64], buf[128];
+  snprintf(path, sizeof path, "/proc/%d/wchan", (int)pid);
+  for (;;) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) die(path);
+    ssize_t got = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (got < 0) die(path);
+    buf[got > 0 ? got : 0] = '\0';
+    if (got > 0 && strcmp(buf, "0") != 0) return;
+    sched_yield();
+  }
+}
+
+static void do_pingpong(long n) {
+  int ping[2], pong[2];
+  if (pipe2(ping, O_CLOEXEC) != 0 || pipe2(pong, O_CLOEXEC) != 0) die("pipe2");
+  pid_t parent = getpid();
+  pid_t child = fork();
+  if (child < 0) die("fork");
+  char byte = 'x';
+  if (child == 0) {
+    prctl(PR_SET_NAME, "bpfql-pong", 0, 0, 0);
+    for (long i = 0; i < n; ++i) {
+      if (read(ping[0], &byte, 1) != 1) _exit(1);
+      wait_until_blocked(parent);
+      if (write(pong[1], &byte, 1) != 1) _exit(1);
+    }
+    _exit(0);
+  }
+  for (long i = 0; i < n; ++i) {
+    if (write(ping[1], &byte, 1) != 1) die("write ping");
+    if (read(pong[0], &byte, 1) != 1) die("read pong");
+  }
+  int status = 0;
+  if (waitpid(child, &status, 0) < 0) die("waitpid");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) die("pingpong child");
+  close(ping[0]), close(ping[1]), close(pong[0]), close(pong[1]);
+}
+
+static long long monotonic_ns(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) die("clock_gettime");
+  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void spin_wall(long ms) {
+  long long until = monotonic_ns() + ms * 1000000LL;
+  volatile unsigned long sink = 0;
+  while (monotonic_ns() < until) {
+    for (int j = 0; j < 10000; ++j) sink += (unsigned long)j;
+  }
+}
+
+// This process and K - 1 children, all on one CPU; this process's affinity is restored after.
+static void do_spin_pinned(long k, long cpu, long ms) {
+  pid_t children[64];
+  if (k < 1 || k > 64) usage("spin-pinned: K must be 1..64");
+  cpu_set_t set, before;
+  CPU_ZERO(&set);
+  CPU_SET((int)cpu, &set);
+  if (sched_getaffinity(0, sizeof before, &before) != 0) die("sched_getaffinity");
+  if (sched_setaffinity(0, sizeof set, &set) != 0) usage("spin-pinned: no such CPU");
+  for (long i = 0; i + 1 < k; ++i) {
+    children[i] = fork();
+    if (children[i] < 0) die("fork");
+    if (children[i] == 0) {  // inherits the affinity
+      prctl(PR_SET_NAME, "bpfql-spin", 0, 0, 0);
+      spin_wall(ms);
+      _exit(0);
+    }
+  }
+  spin_wall(ms);
+  for (long i = 0; i + 1 < k; ++i)
+    if (waitpid(children[i], NULL, 0) < 0) die("waitpid");
+  if (sched_setaffinity(0, sizeof before, &before) != 0) die("sched_setaffinity");
+}
+
 static void do_chown(long n, const char* path) {
   for (long i = 0; i < n; ++i)
     if (fchownat(AT_FDCWD, path, 65534, (gid_t)-1, 0) != 0) die(path);
@@ -229,7 +322,7 @@ static void wait_for_release(void) {
 // Every step needs its arguments known before the wait, so parse first, run later.
 struct step {
   const char* name;
-  long a, b;
+  long a, b, c;
   const char* path;
   char** sleeps;
   int nsleeps;
@@ -247,13 +340,20 @@ static int parse_steps(int argc, char** argv, struct step* steps, int max_steps)
     int args_needed = 0;
     if (!strcmp(name, "getppid") || !strcmp(name, "getpid") || !strcmp(name, "read-sizes") ||
         !strcmp(name, "fork") || !strcmp(name, "spin") || !strcmp(name, "child-getppid") ||
-        !strcmp(name, "threads")) {
+        !strcmp(name, "threads") || !strcmp(name, "pingpong")) {
       args_needed = 1;
     } else if (!strcmp(name, "getppid-paced") || !strcmp(name, "read") || !strcmp(name, "write") ||
                !strcmp(name, "openat") || !strcmp(name, "open-missing") || !strcmp(name, "mixed") ||
                !strcmp(name, "connect") || !strcmp(name, "connect6") ||
                !strcmp(name, "connect-refused") || !strcmp(name, "chown") || !strcmp(name, "statx")) {
       args_needed = 2;
+    } else if (!strcmp(name, "spin-pinned")) {
+      if (i + 3 > argc) usage("missing step arguments");
+      s->a = number(argv[i]);
+      s->b = number(argv[i + 1]);
+      s->c = number(argv[i + 2]);
+      i += 3;
+      continue;
     } else if (!strcmp(name, "sleep") || !strcmp(name, "nanosleep")) {
       s->sleeps = &argv[i];
       while (i < argc && argv[i][0] >= '0' && argv[i][0] <= '9') {
@@ -302,6 +402,8 @@ static void run_step(struct step* s, int zero_fd, int null_fd) {
   else if (!strcmp(name, "threads")) do_threads(s->a);
   else if (!strcmp(name, "chown")) do_chown(s->a, s->path);
   else if (!strcmp(name, "statx")) do_statx(s->a, s->path);
+  else if (!strcmp(name, "pingpong")) do_pingpong(s->a);
+  else if (!strcmp(name, "spin-pinned")) do_spin_pinned(s->a, s->b, s->c);
   else if (!strcmp(name, "mixed")) {
     do_getppid(s->a);
     do_read(zero_fd, s->a, s->b, s->buf);
