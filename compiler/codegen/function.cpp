@@ -156,7 +156,12 @@ std::string FunctionGen::sharing_key() const {
 }
 
 Result<void> FunctionGen::emit_main() {
-  if (auto r = emit_pid_filter(); !r) return r;
+  // A span is the process's when its begin is: --pid and -c filter the begin. The end of a span
+  // kept in a hash runs in whatever task ends it (a block completion in an interrupt or a
+  // kworker), so filtering it on the current task would leave the process's spans open; a span
+  // in a thread's own storage is ended by that thread, and the filter there saves the lookup.
+  if (!query_.span || span_in_task_storage(query_))
+    if (auto r = emit_pid_filter(); !r) return r;
   if (!query_.span) {
     if (auto r = emit_filters(query_.filters); !r) return r;
     if (query_.streaming()) return emit_event();
