@@ -6,6 +6,7 @@
 // tcpretrans.bt needs a kprobe). Block I/O goes to a
 // loop device the test creates, so that no other I/O reaches the device both tools are read on;
 // retransmits are SYNs a full accept queue drops, in a network namespace of the workload's own.
+#include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -17,8 +18,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include <doctest/doctest.h>
 
 #include "tests/integration/harness.h"
 #include "tests/integration/reference_tool.h"
@@ -54,6 +53,15 @@ std::vector<std::string> bpftrace_e(const std::string& program) {
   return {bpftrace_binary(), "-e", "BEGIN { printf(\"ready\\n\"); } " + program};
 }
 
+// `text` with each NAME of `values` replaced by its value: bpftrace programs as templates.
+std::string filled(std::string text, const std::map<std::string, std::string>& values) {
+  for (const auto& [name, value] : values)
+    for (auto at = text.find(name); at != std::string::npos;
+         at = text.find(name, at + value.size()))
+      text.replace(at, name.size(), value);
+  return text;
+}
+
 std::string shell_output(const std::string& command) {
   std::string out;
   if (FILE* p = ::popen(command.c_str(), "r")) {
@@ -80,7 +88,7 @@ class LoopDevice {
     }
     ::sync();  // and on the disk, so that the loop device's first writes do not wait for it
     path_ = shell_output("/usr/sbin/losetup -f --show --direct-io=on " + backing_ + " 2>/dev/null");
-    struct stat st{};
+    struct stat st {};
     if (path_.rfind("/dev/loop", 0) == 0 && ::stat(path_.c_str(), &st) == 0)
       dev_ = (static_cast<int64_t>(major(st.st_rdev)) << 20) | minor(st.st_rdev);
   }
@@ -108,22 +116,28 @@ std::vector<std::string> block_workload(const TempDir& dir, const LoopDevice& lo
   std::filesystem::permissions(dd, std::filesystem::perms::owner_all);
   return {"/bin/sh", "-c",
           "read x; exec " + dd + " if=" + loop.path() + " of=" + loop.path() +
-              " ibs=65536 obs=16384 count=8 seek=256 iflag=direct oflag=direct conv=notrunc 2>/dev/null"};
+              " ibs=65536 obs=16384 count=8 seek=256 iflag=direct oflag=direct conv=notrunc "
+              "2>/dev/null"};
 }
 
 // The reference: the query's span written in bpftrace, issue to completion keyed by (dev,
 // sector), on the loop device only; one line per I/O at its completion.
 std::string bpftrace_biosnoop(const LoopDevice& loop) {
-  std::string dev = std::to_string(loop.dev());
-  return "tracepoint:block:block_rq_issue /args->dev == " + dev +
-         "/ { @start[args->dev, args->sector] = nsecs; @pid[args->dev, args->sector] = pid;"
-         " @comm[args->dev, args->sector] = comm; }"
-         " tracepoint:block:block_rq_complete /args->dev == " + dev +
-         " && @start[args->dev, args->sector]/ {"
-         " printf(\"io %d %s %s %d %d %d\\n\", @pid[args->dev, args->sector], @comm[args->dev, args->sector],"
-         " args->rwbs, args->sector, args->nr_sector * 512, nsecs - @start[args->dev, args->sector]);"
-         " delete(@start[args->dev, args->sector]); delete(@pid[args->dev, args->sector]);"
-         " delete(@comm[args->dev, args->sector]); }";
+  return filled(R"(
+    tracepoint:block:block_rq_issue /args->dev == DEV/ {
+      @start[args->dev, args->sector] = nsecs;
+      @pid[args->dev, args->sector] = pid;
+      @comm[args->dev, args->sector] = comm;
+    }
+    tracepoint:block:block_rq_complete /args->dev == DEV && @start[args->dev, args->sector]/ {
+      printf("io %d %s %s %d %d %d\n", @pid[args->dev, args->sector],
+             @comm[args->dev, args->sector], args->rwbs, args->sector, args->nr_sector * 512,
+             nsecs - @start[args->dev, args->sector]);
+      delete(@start[args->dev, args->sector]);
+      delete(@pid[args->dev, args->sector]);
+      delete(@comm[args->dev, args->sector]);
+    })",
+                {{"DEV", std::to_string(loop.dev())}});
 }
 
 // The two tools' timestamps are taken by two programs on the same tracepoint, one after the
@@ -177,7 +191,9 @@ TEST_CASE("biosnoop --pid side by side with a bpftrace span on the block tracepo
     auto w = split_words(io);
     int64_t sector = std::stoll(w[3]);
     if (w[2][0] == 'R' && w[4] == "65536" && sector % 128 == 0 && sector < 1024) ++reads;
-    if (w[2][0] == 'W' && w[4] == "16384" && sector % 32 == 0 && sector >= 8192 && sector < 8192 + 1024) ++writes;
+    if (w[2][0] == 'W' && w[4] == "16384" && sector % 32 == 0 && sector >= 8192 &&
+        sector < 8192 + 1024)
+      ++writes;
   }
   CHECK(reads == 8);
   CHECK(writes == 32);
@@ -233,7 +249,9 @@ std::map<std::string, Buckets> bpftrace_hists(const std::vector<std::string>& li
   for (const std::string& line : lines) {
     if (line.rfind("@", 0) == 0) {
       auto open = line.find('['), close = line.rfind("]:");
-      key = open != std::string::npos && close != std::string::npos ? line.substr(open + 1, close - open - 1) : "";
+      key = open != std::string::npos && close != std::string::npos
+                ? line.substr(open + 1, close - open - 1)
+                : "";
       continue;
     }
     if (line.empty() || line[0] != '[') continue;
@@ -244,9 +262,10 @@ std::map<std::string, Buckets> bpftrace_hists(const std::vector<std::string>& li
     if (low.back() == 'M') scale = 1024 * 1024;
     if (low.back() == 'G') scale = 1024 * 1024 * 1024;
     if (scale != 1) low.pop_back();
-    auto w = split_words(line.substr(line.find(']') != std::string::npos && line.find(')') == std::string::npos
-                                         ? line.find(']') + 1
-                                         : line.find(')') + 1));
+    auto w = split_words(
+        line.substr(line.find(']') != std::string::npos && line.find(')') == std::string::npos
+                        ? line.find(']') + 1
+                        : line.find(')') + 1));
     if (!w.empty() && std::stoll(w[0]) > 0) out[key][std::stoll(low) * scale] += std::stoll(w[0]);
   }
   return out;
@@ -254,30 +273,34 @@ std::map<std::string, Buckets> bpftrace_hists(const std::vector<std::string>& li
 
 std::string describe(const Buckets& b) {
   std::string out;
-  for (const auto& [low, count] : b) out += "[" + std::to_string(low) + "] " + std::to_string(count) + "  ";
+  for (const auto& [low, count] : b)
+    out += "[" + std::to_string(low) + "] " + std::to_string(count) + "  ";
   return out;
 }
 
-TEST_CASE("biolatency --pid side by side with a bpftrace span on the block tracepoints: ios and histograms") {
+TEST_CASE(
+    "biolatency --pid side by side with a bpftrace span on the block tracepoints: ios and "
+    "histograms") {
   BPFQL_REQUIRE_ROOT();
   LoopDevice loop;
   REQUIRE_MESSAGE(loop.ok(), "no loop device (losetup -f failed)");
   TempDir dir;
   ReferenceTool bt;
-  TraceRun run = trace({.queries = {library("block/biolatency")},
-                        .pass_pid = false,
-                        .pid_option = true,  // the workload's I/O only: the machine's own goes to vda
-                        .command = block_workload(dir, loop),
-                        .while_tracing_pid = [&](pid_t pid) {
-                          std::string p = std::to_string(pid);
-                          bt.start(bpftrace_e("tracepoint:block:block_rq_issue /pid == " + p +
-                                              "/ { @start[args->dev, args->sector] = nsecs; }"
-                                              " tracepoint:block:block_rq_complete /@start[args->dev, args->sector]/"
-                                              " { @ns[args->rwbs] = hist(nsecs - @start[args->dev, args->sector]);"
-                                              " delete(@start[args->dev, args->sector]); }"
-                                              " END { clear(@start); }"),
-                                   "ready");
-                        }});
+  TraceRun run = trace(
+      {.queries = {library("block/biolatency")},
+       .pass_pid = false,
+       .pid_option = true,  // the workload's I/O only: the machine's own goes to vda
+       .command = block_workload(dir, loop),
+       .while_tracing_pid = [&](pid_t pid) {
+         std::string p = std::to_string(pid);
+         bt.start(bpftrace_e("tracepoint:block:block_rq_issue /pid == " + p +
+                             "/ { @start[args->dev, args->sector] = nsecs; }"
+                             " tracepoint:block:block_rq_complete /@start[args->dev, args->sector]/"
+                             " { @ns[args->rwbs] = hist(nsecs - @start[args->dev, args->sector]);"
+                             " delete(@start[args->dev, args->sector]); }"
+                             " END { clear(@start); }"),
+                  "ready");
+       }});
   std::vector<std::string> reference = bt.stop();
   INFO("stderr:\n" << run.err << "bpftrace:\n" << joined(reference));
   std::map<std::string, Buckets> ours;
@@ -317,7 +340,8 @@ TEST_CASE("syncsnoop side by side with syncsnoop.bt: every sync-family call") {
   // "PID COMM CALL" with CALL the system call's name.
   auto call_of = [](const std::string& probe) {
     for (const std::string prefix : {"sys_enter_", "sys_exit_"})
-      if (auto at = probe.find(prefix); at != std::string::npos) return probe.substr(at + prefix.size());
+      if (auto at = probe.find(prefix); at != std::string::npos)
+        return probe.substr(at + prefix.size());
     return probe;
   };
   std::multiset<std::string> ours, theirs;
@@ -329,11 +353,13 @@ TEST_CASE("syncsnoop side by side with syncsnoop.bt: every sync-family call") {
   }
   for (const std::string& line : reference) {
     auto w = split_words(line);  // TIME PID COMM EVENT
-    if (w.size() == 4 && w[1] == std::to_string(run.workload_pid)) theirs.insert(w[1] + " " + w[2] + " " + call_of(w[3]));
+    if (w.size() == 4 && w[1] == std::to_string(run.workload_pid))
+      theirs.insert(w[1] + " " + w[2] + " " + call_of(w[3]));
   }
   INFO("bpfql:\n" << joined(ours) << "syncsnoop.bt:\n" << joined(theirs));
   std::string me = std::to_string(run.workload_pid) + " bpfql-wl ";
-  for (const std::string call : {"sync", "syncfs", "fsync", "fdatasync"}) CHECK(ours.count(me + call) == 3);
+  for (const std::string call : {"sync", "syncfs", "fsync", "fdatasync"})
+    CHECK(ours.count(me + call) == 3);
   CHECK(ours.size() == 12);
   CHECK(ours == theirs);
 }
@@ -349,18 +375,22 @@ TEST_CASE("funclatency side by side with a bpftrace uprobe/uretprobe span: calls
   BPFQL_REQUIRE_ROOT();
   ReferenceTool bt;
   std::string function = std::string(BPFQL_UPROBE_TARGET) + ":bpfql_target_add";
-  TraceRun run = trace({.queries = {library("lang/funclatency")},
-                        .params = {{"target", BPFQL_UPROBE_TARGET}, {"function", "bpfql_target_add"}},
-                        .pass_pid = false,
-                        .pid_option = true,
-                        .command = {BPFQL_UPROBE_TARGET, "300"},
-                        .while_tracing_pid = [&](pid_t pid) {
-                          std::string p = std::to_string(pid);
-                          bt.start(bpftrace_e("uprobe:" + function + " /pid == " + p + "/ { @start[tid] = nsecs; }"
-                                              " uretprobe:" + function + " /pid == " + p + " && @start[tid]/ {"
-                                              " @ns = hist(nsecs - @start[tid]); delete(@start[tid]); }"),
-                                   "ready");
-                        }});
+  TraceRun run =
+      trace({.queries = {library("lang/funclatency")},
+             .params = {{"target", BPFQL_UPROBE_TARGET}, {"function", "bpfql_target_add"}},
+             .pass_pid = false,
+             .pid_option = true,
+             .command = {BPFQL_UPROBE_TARGET, "300"},
+             .while_tracing_pid = [&](pid_t pid) {
+               std::string p = std::to_string(pid);
+               bt.start(bpftrace_e("uprobe:" + function + " /pid == " + p +
+                                   "/ { @start[tid] = nsecs; }"
+                                   " uretprobe:" +
+                                   function + " /pid == " + p +
+                                   " && @start[tid]/ {"
+                                   " @ns = hist(nsecs - @start[tid]); delete(@start[tid]); }"),
+                        "ready");
+             }});
   std::vector<std::string> reference = bt.stop();
   INFO("stderr:\n" << run.err << "bpftrace:\n" << joined(reference));
   Buckets ours;
@@ -375,29 +405,41 @@ TEST_CASE("funclatency side by side with a bpftrace uprobe/uretprobe span: calls
   CHECK(within_a_neighbour_bucket(ours, theirs));
 }
 
-TEST_CASE("memleak side by side with a bpftrace malloc/free rewrite: what is freed and what is still held") {
+TEST_CASE(
+    "memleak side by side with a bpftrace malloc/free rewrite: what is freed and what is still "
+    "held") {
   BPFQL_REQUIRE_ROOT();
   ReferenceTool bt;
   // 50 blocks of 4321 bytes, 20 freed: 30 outstanding, 129630 bytes.
-  TraceRun run = trace({.queries = {library("mm/memleak")},
-                        .workload = {"malloc", "50", "4321", "free", "20"},
-                        .pass_pid = false,
-                        .pid_option = true,
-                        .while_tracing_pid = [&](pid_t pid) {
-                          std::string p = std::to_string(pid), libc = kLibc;
-                          // memleak's user-mode bookkeeping: the size at the entry, the block at
-                          // the return, a free of a block it saw.
-                          bt.start(bpftrace_e("uprobe:" + libc + ":malloc /pid == " + p + "/ { @size[tid] = arg0; }"
-                                              " uretprobe:" + libc + ":malloc /pid == " + p + " && @size[tid] && retval/ {"
-                                              " @held[retval] = @size[tid]; @blocks = @blocks + 1;"
-                                              " @bytes = @bytes + @size[tid]; delete(@size[tid]); }"
-                                              " uprobe:" + libc + ":free /pid == " + p + " && @held[arg0]/ {"
-                                              " @frees = @frees + 1; @blocks = @blocks - 1; @bytes = @bytes - @held[arg0];"
-                                              " delete(@held[arg0]); }"
-                                              " END { printf(\"held %d %d freed %d\\n\", @blocks, @bytes, @frees);"
-                                              " clear(@held); clear(@size); clear(@blocks); clear(@bytes); clear(@frees); }"),
-                                   "ready");
-                        }});
+  TraceRun run = trace(
+      {.queries = {library("mm/memleak")},
+       .workload = {"malloc", "50", "4321", "free", "20"},
+       .pass_pid = false,
+       .pid_option = true,
+       .while_tracing_pid = [&](pid_t pid) {
+         // memleak's user-mode bookkeeping: the size at the entry, the block at the
+         // return, a free of a block it saw.
+         bt.start(bpftrace_e(filled(R"(
+           uprobe:LIBC:malloc /pid == PID/ { @size[tid] = arg0; }
+           uretprobe:LIBC:malloc /pid == PID && @size[tid] && retval/ {
+             @held[retval] = @size[tid];
+             @blocks = @blocks + 1;
+             @bytes = @bytes + @size[tid];
+             delete(@size[tid]);
+           }
+           uprobe:LIBC:free /pid == PID && @held[arg0]/ {
+             @frees = @frees + 1;
+             @blocks = @blocks - 1;
+             @bytes = @bytes - @held[arg0];
+             delete(@held[arg0]);
+           }
+           END {
+             printf("held %d %d freed %d\n", @blocks, @bytes, @frees);
+             clear(@held); clear(@size); clear(@blocks); clear(@bytes); clear(@frees);
+           })",
+                                    {{"LIBC", kLibc}, {"PID", std::to_string(pid)}})),
+                  "ready");
+       }});
   std::vector<std::string> reference = bt.stop();
   INFO("stderr:\n" << run.err << "bpftrace:\n" << joined(reference));
   // bpfql: the blocks freed, by allocating stack; the ones still held are counted at exit.
@@ -420,17 +462,20 @@ TEST_CASE("tcpretrans side by side with a bpftrace program on tcp_retransmit_skb
   // Kernels with linear SYN timeouts bound the retries by time, not count: off in the namespace.
   std::string linear = "/proc/sys/net/ipv4/tcp_syn_linear_timeouts";
   ReferenceTool bt;
-  TraceRun run = trace({.queries = {library("net/tcpretrans")},
-                        .pass_pid = false,
-                        .command = {"/usr/bin/unshare", "-n", "/bin/sh", "-c",
-                                    "/usr/sbin/ip link set lo up && { [ ! -e " + linear + " ] || echo 0 > " + linear + "; } && exec " +
-                                        std::string(BPFQL_WORKLOAD) + " connect-dropped 2 " + port},
-                        .while_tracing = [&](const Process&) {
-                          bt.start(bpftrace_e("tracepoint:tcp:tcp_retransmit_skb /args->dport == " + port +
-                                              "/ { printf(\"rt %s %d %s %d %d\\n\", ntop(2, args->saddr), args->sport,"
-                                              " ntop(2, args->daddr), args->dport, args->state); }"),
-                                   "ready");
-                        }});
+  TraceRun run = trace(
+      {.queries = {library("net/tcpretrans")},
+       .pass_pid = false,
+       .command = {"/usr/bin/unshare", "-n", "/bin/sh", "-c",
+                   "/usr/sbin/ip link set lo up && { [ ! -e " + linear + " ] || echo 0 > " +
+                       linear + "; } && exec " + std::string(BPFQL_WORKLOAD) +
+                       " connect-dropped 2 " + port},
+       .while_tracing = [&](const Process&) {
+         bt.start(
+             bpftrace_e("tracepoint:tcp:tcp_retransmit_skb /args->dport == " + port +
+                        "/ { printf(\"rt %s %d %s %d %d\\n\", ntop(2, args->saddr), args->sport,"
+                        " ntop(2, args->daddr), args->dport, args->state); }"),
+             "ready");
+       }});
   std::vector<std::string> reference = bt.stop();
   INFO("stderr:\n" << run.err << "bpftrace:\n" << joined(reference));
   // "LADDR LPORT RADDR RPORT STATE"
@@ -439,11 +484,13 @@ TEST_CASE("tcpretrans side by side with a bpftrace program on tcp_retransmit_skb
     if (std::to_string(as_int(e["rport"])) != port) continue;
     std::string state = e["state"];
     ours.insert(e["laddr"].get<std::string>() + " " + std::to_string(as_int(e["lport"])) + " " +
-                e["raddr"].get<std::string>() + " " + port + " " + (state == "SYN_SENT" ? "2" : state));
+                e["raddr"].get<std::string>() + " " + port + " " +
+                (state == "SYN_SENT" ? "2" : state));
   }
   for (const std::string& line : reference) {
     auto w = split_words(line);
-    if (w.size() == 6 && w[0] == "rt") theirs.insert(w[1] + " " + w[2] + " " + w[3] + " " + w[4] + " " + w[5]);
+    if (w.size() == 6 && w[0] == "rt")
+      theirs.insert(w[1] + " " + w[2] + " " + w[3] + " " + w[4] + " " + w[5]);
   }
   INFO("bpfql:\n" << joined(ours) << "bpftrace:\n" << joined(theirs));
   REQUIRE(ours.size() == 2);
