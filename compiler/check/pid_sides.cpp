@@ -27,6 +27,25 @@ bool runs_in_keyed_task(const ProbeRef& probe, const std::vector<ExprPtr>& key) 
          is_field(*key[0], "prev_pid");
 }
 
+// Whether a key expression names a task: pid/tid, or a field called pid, tid or *_pid / *_tid
+// (a tracepoint's `pid`, `next_pid`, `prev_pid`, `child_pid`...).
+bool names_task(const Expr& e) {
+  if (is_task_builtin(e)) return true;
+  const auto* f = e.as<FieldRef>();
+  if (!f) return false;
+  auto ends_with = [&](const char* tail) {
+    std::string t(tail);
+    return f->name.size() >= t.size() && f->name.compare(f->name.size() - t.size(), t.size(), t) == 0;
+  };
+  return f->name == "pid" || f->name == "tid" || ends_with("_pid") || ends_with("_tid");
+}
+
+bool key_names_task(const std::vector<ExprPtr>& key) {
+  for (const auto& k : key)
+    if (names_task(*k)) return true;
+  return false;
+}
+
 bool side_runs_in_keyed_task(const std::vector<ProbeRef>& probes, const std::vector<ExprPtr>& key) {
   for (const ProbeRef& p : probes)
     if (!runs_in_keyed_task(p, key)) return false;
@@ -54,6 +73,13 @@ Result<void> check_pid_sides(CheckedQuery& q) {
   if (q.pid_at_begin || q.pid_at_end) return {};
   if (one_context(q)) {
     q.pid_at_begin = q.pid_at_end = true;
+    return {};
+  }
+  // A span of an object, not a task (a block request by device and sector, a socket by
+  // address): it is the process's that began it, as begin.pid shows; whoever ends it (an
+  // interrupt, a kworker) ends it.
+  if (!key_names_task(q.span->begin_key) && !key_names_task(q.span->end_key)) {
+    q.pid_at_begin = true;
     return {};
   }
   auto text = [](const std::vector<ExprPtr>& key) {

@@ -4,7 +4,9 @@
 // probes run in the span's task; an end then finds only the spans its filtered begin stored,
 // and a begin filtered nowhere is still ended only by that process's ends. Where neither side
 // does, both filter when they run in one context (an irq's entry and exit, in the task it
-// interrupts), and otherwise it is an error: filtering would pair the wrong tasks' events.
+// interrupts); a span whose keys name no task (a block request, a socket) is the process's that
+// began it, so the begin filters; otherwise it is an error: filtering would pair the wrong
+// tasks' events.
 #pragma once
 
 #include "compiler/check/check.h"

@@ -33,6 +33,16 @@
 //                        CPU and busy for MS milliseconds of wall time (never sleeping), the
 //                        children reaped: while this process runs there, its run queue holds
 //                        at least the K of them
+//   syncs N PATH         N rounds of sync(), syncfs(fd), fsync(fd), fdatasync(fd) on PATH (opened,
+//                        O_CREAT, before the wait; the file is left behind)
+//   malloc N SIZE        N malloc(SIZE)s, kept (at most 4096 blocks held in all)
+//   free M               free() of the M blocks malloc steps allocated first (M <= blocks held)
+//   connect-dropped N PORT  listens on 127.0.0.1:PORT with an accept queue of one, fills it with a
+//                        connection, then connects again with TCP_SYNCNT N: the listener drops
+//                        that SYN, which the kernel retransmits N times before connect fails
+//                        (ETIMEDOUT). Run it in a network namespace of its own with
+//                        net.ipv4.tcp_syn_linear_timeouts=0: with linear timeouts the retries
+//                        are bounded by time (1 s apart up to the 7 s that N = 2 allows), not count
 //
 // Before doing anything it names itself "bpfql-wl" and waits until stdin is readable (a line or
 // EOF), so a test can attach bpfql to its pid first. It waits with poll() and never reads stdin:
@@ -49,6 +59,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -312,6 +323,51 @@ static void do_statx(long n, const char* path) {
   for (long i = 0; i < n; ++i) statx(AT_FDCWD, path, 0, STATX_BASIC_STATS, &buf);
 }
 
+static void do_syncs(long n, int fd) {
+  for (long i = 0; i < n; ++i) {
+    sync();
+    if (syncfs(fd) != 0 || fsync(fd) != 0 || fdatasync(fd) != 0) die("syncfs/fsync/fdatasync");
+  }
+}
+
+#define MAX_BLOCKS 4096
+// Global, so the compiler cannot drop a malloc whose block is never used.
+void* bpfql_wl_blocks[MAX_BLOCKS];
+static long blocks_held, blocks_freed;
+
+static void do_malloc(long n, long size) {
+  if (blocks_held + n > MAX_BLOCKS) usage("malloc: more than 4096 blocks");
+  for (long i = 0; i < n; ++i) {
+    bpfql_wl_blocks[blocks_held] = malloc((size_t)size);
+    if (!bpfql_wl_blocks[blocks_held++]) die("malloc");
+  }
+}
+
+static void do_free(long m) {
+  if (blocks_freed + m > blocks_held) usage("free: more blocks than malloc steps allocated");
+  for (long i = 0; i < m; ++i) free(bpfql_wl_blocks[blocks_freed++]);
+}
+
+static void do_connect_dropped(long syn_retries, long port) {
+  struct sockaddr_in v4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  v4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int first = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listener < 0 || first < 0 || fd < 0) die("socket");
+  // Backlog 0: the queue holds one connection (the kernel's test is "more than the backlog").
+  if (bind(listener, (struct sockaddr*)&v4, sizeof v4) != 0 || listen(listener, 0) != 0)
+    die("connect-dropped: listen");
+  if (connect(first, (struct sockaddr*)&v4, sizeof v4) != 0) die("connect-dropped: first connect");
+  int count = (int)syn_retries;
+  if (setsockopt(fd, IPPROTO_TCP, TCP_SYNCNT, &count, sizeof count) != 0) die("TCP_SYNCNT");
+  if (connect(fd, (struct sockaddr*)&v4, sizeof v4) == 0 || errno != ETIMEDOUT)
+    usage("connect-dropped: the SYN was answered");
+  close(fd);
+  close(first);
+  close(listener);
+}
+
 static void wait_for_release(void) {
   struct pollfd p = {.fd = 0, .events = POLLIN};
   while (poll(&p, 1, -1) < 0) {
@@ -327,6 +383,7 @@ struct step {
   char** sleeps;
   int nsleeps;
   char* buf;
+  int fd;  // syncs: PATH, opened before the wait
 };
 
 static int parse_steps(int argc, char** argv, struct step* steps, int max_steps) {
@@ -340,12 +397,13 @@ static int parse_steps(int argc, char** argv, struct step* steps, int max_steps)
     int args_needed = 0;
     if (!strcmp(name, "getppid") || !strcmp(name, "getpid") || !strcmp(name, "read-sizes") ||
         !strcmp(name, "fork") || !strcmp(name, "spin") || !strcmp(name, "child-getppid") ||
-        !strcmp(name, "threads") || !strcmp(name, "pingpong")) {
+        !strcmp(name, "threads") || !strcmp(name, "pingpong") || !strcmp(name, "free")) {
       args_needed = 1;
     } else if (!strcmp(name, "getppid-paced") || !strcmp(name, "read") || !strcmp(name, "write") ||
                !strcmp(name, "openat") || !strcmp(name, "open-missing") || !strcmp(name, "mixed") ||
                !strcmp(name, "connect") || !strcmp(name, "connect6") ||
-               !strcmp(name, "connect-refused") || !strcmp(name, "chown") || !strcmp(name, "statx")) {
+               !strcmp(name, "connect-refused") || !strcmp(name, "chown") || !strcmp(name, "statx") ||
+               !strcmp(name, "syncs") || !strcmp(name, "malloc") || !strcmp(name, "connect-dropped")) {
       args_needed = 2;
     } else if (!strcmp(name, "spin-pinned")) {
       if (i + 3 > argc) usage("missing step arguments");
@@ -370,11 +428,12 @@ static int parse_steps(int argc, char** argv, struct step* steps, int max_steps)
     s->a = number(argv[i]);
     if (args_needed == 2) {
       int path_arg = !strcmp(name, "openat") || !strcmp(name, "open-missing") || !strcmp(name, "chown") ||
-                     !strcmp(name, "statx");
+                     !strcmp(name, "statx") || !strcmp(name, "syncs");
       if (path_arg) s->path = argv[i + 1];
       else s->b = number(argv[i + 1]);
     }
-    if ((!strcmp(name, "connect") || !strcmp(name, "connect6") || !strcmp(name, "connect-refused")) &&
+    if ((!strcmp(name, "connect") || !strcmp(name, "connect6") || !strcmp(name, "connect-refused") ||
+         !strcmp(name, "connect-dropped")) &&
         (s->b < 1 || s->b > 65535))
       usage("connect: PORT must be 1..65535");
     i += args_needed;
@@ -404,6 +463,10 @@ static void run_step(struct step* s, int zero_fd, int null_fd) {
   else if (!strcmp(name, "statx")) do_statx(s->a, s->path);
   else if (!strcmp(name, "pingpong")) do_pingpong(s->a);
   else if (!strcmp(name, "spin-pinned")) do_spin_pinned(s->a, s->b, s->c);
+  else if (!strcmp(name, "syncs")) do_syncs(s->a, s->fd);
+  else if (!strcmp(name, "malloc")) do_malloc(s->a, s->b);
+  else if (!strcmp(name, "free")) do_free(s->a);
+  else if (!strcmp(name, "connect-dropped")) do_connect_dropped(s->a, s->b);
   else if (!strcmp(name, "mixed")) {
     do_getppid(s->a);
     do_read(zero_fd, s->a, s->b, s->buf);
@@ -435,6 +498,10 @@ int main(int argc, char** argv) {
     if (!strcmp(steps[k].name, "read-sizes")) size = steps[k].a;
     steps[k].buf = buffer_of(size);
     memset(steps[k].buf, 'x', size > 0 ? (size_t)size : 1);
+    if (!strcmp(steps[k].name, "syncs")) {
+      steps[k].fd = open(steps[k].path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+      if (steps[k].fd < 0) die(steps[k].path);
+    }
   }
   if (prctl(PR_SET_NAME, "bpfql-wl", 0, 0, 0) != 0) die("prctl(PR_SET_NAME)");
 

@@ -486,6 +486,32 @@ TEST_CASE("--pid: a filter in tracepoint programs, an attach option for uprobes"
   CHECK(up.c_source.find("4321") == std::string::npos);
 }
 
+TEST_CASE("--pid on a span: the begin is filtered; an end in another task is not (unless by tid)") {
+  CheckOptions options;
+  options.pid = 4321;
+  const std::string filter = "if ((u32)(pid_tgid >> 32) != BPFQL_CONST(";
+  // A block request completes in an interrupt or a kworker: filtering the completion on the
+  // process left every span of `biosnoop --pid` open and printed nothing.
+  Plan block = plan_for(R"(
+span:
+  begin: tracepoint:block:block_rq_issue
+  end: tracepoint:block:block_rq_complete
+  key: [args.dev, args.sector]
+select: [begin.pid as pid, duration]
+)", {}, options);
+  CHECK(function_body(block.c_source, "q0_b0").find(filter) != std::string::npos);
+  CHECK(function_body(block.c_source, "q0_p0").find(filter) == std::string::npos);
+  // Keyed by thread (task storage): the end runs in the thread that began it, filtered there too.
+  Plan tid = plan_for(R"(
+span:
+  begin: tracepoint:syscalls:sys_enter_read
+  end: tracepoint:syscalls:sys_exit_read
+select: count()
+)", {}, options);
+  CHECK(function_body(tid.c_source, "q0_b0").find(filter) != std::string::npos);
+  CHECK(function_body(tid.c_source, "q0_p0").find(filter) != std::string::npos);
+}
+
 TEST_CASE("filters first, reads last; each string read once") {
   Plan sum = plan_for(read_file(kGoldenDir / "sum_filter.yml"));
   std::string body = function_body(sum.c_source, "q0_p0");
