@@ -33,6 +33,16 @@ void describe_query(const QuerySpec& q) {
                                        (joined(q.span->begin_key) == joined(q.span->end_key)
                                             ? ""
                                             : " = " + joined(q.span->end_key)));
+  if (q.span)
+    for (const auto* side : {&q.span->begin_rules, &q.span->end_rules})
+      for (const SpanProbeRule& rule : *side) {
+        const auto& probes = side == &q.span->begin_rules ? q.span->begin : q.span->end;
+        std::cout << fmt::format("            {} {}{}{}\n",
+                                 side == &q.span->begin_rules ? "begins at" : "ends at",
+                                 probes[rule.index].text,
+                                 rule.key.empty() ? "" : " by " + joined(rule.key),
+                                 rule.has_where ? " where " + joined(rule.where, " && ") : "");
+      }
   else
     std::cout << fmt::format("  probes:   {}\n", joined(q.probes));
   if (!q.where.empty()) std::cout << fmt::format("  where:    {}\n", joined(q.where, " && "));
