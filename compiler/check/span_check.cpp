@@ -46,8 +46,9 @@ struct Side {
   std::vector<int> rule;
 };
 
-Result<Side> resolve_side(const std::vector<Located>& specs, const std::vector<SpanProbeRule>& rules,
-                          int first_rule, const KernelCatalog& catalog, const ExprScope& scope) {
+Result<Side> resolve_side(const std::vector<Located>& specs,
+                          const std::vector<SpanProbeRule>& rules, int first_rule,
+                          const KernelCatalog& catalog, const ExprScope& scope) {
   auto all = resolve_probes(specs, catalog, scope.params);  // every error, duplicates included
   if (!all) return std::unexpected(all.error());
   Side side{std::move(*all), {}};
@@ -92,15 +93,14 @@ Result<void> check_side_keys(const std::vector<Located>& shared, const SourceLoc
     if (auto r = check_span_key(rules[j].key, *rules[j].key_loc, scope, key); !r) return r;
     span.rules[static_cast<size_t>(at)].key = std::move(key);
   }
-  std::vector<ProbeRef> sharing = probes_of(side, -1, [&](int rule) {
-    return rule < 0 || !span.rules[static_cast<size_t>(rule)].key;
-  });
+  std::vector<ProbeRef> sharing = probes_of(
+      side, -1, [&](int rule) { return rule < 0 || !span.rules[static_cast<size_t>(rule)].key; });
   if (sharing.empty()) {
     for (const SpanProbeRule& rule : rules)
       if (!rule.key.empty()) {
-        shared_out = clones(*span.rules[static_cast<size_t>(first_rule) +
-                                        static_cast<size_t>(&rule - rules.data())]
-                                 .key);
+        shared_out = clones(
+            *span.rules[static_cast<size_t>(first_rule) + static_cast<size_t>(&rule - rules.data())]
+                 .key);
         return {};
       }
   }
@@ -115,14 +115,13 @@ bool keys_meet(const Type& a, const Type& b) {
   return a.is_signed == b.is_signed || (a.bits == 64 && b.bits == 64);
 }
 
-Result<void> check_keys_pair(const CheckedSpan& span, const std::vector<ExprPtr>& end_key,
+Result<void> check_keys_pair(const std::vector<ExprPtr>& end_key,
                              const std::vector<ExprPtr>& begin_key, const SourceLoc& begin_loc) {
   if (begin_key.size() != end_key.size())
-    return error_at(begin_loc,
-                    fmt::format("this begin key has {} expression{} and the end key {}; a "
-                                "composite key pairs them one to one",
-                                begin_key.size(), begin_key.size() == 1 ? "" : "s",
-                                end_key.size()));
+    return error_at(
+        begin_loc, fmt::format("this begin key has {} expression{} and the end key {}; a "
+                               "composite key pairs them one to one",
+                               begin_key.size(), begin_key.size() == 1 ? "" : "s", end_key.size()));
   for (size_t i = 0; i < begin_key.size(); ++i) {
     const Expr& b = *begin_key[i];
     const Expr& e = *end_key[i];
@@ -133,7 +132,6 @@ Result<void> check_keys_pair(const CheckedSpan& span, const std::vector<ExprPtr>
                                          "an unsigned one is not; give both sides the same type",
                                          b.text, b.type.describe(), e.text, e.type.describe()));
   }
-  (void)span;
   return {};
 }
 
@@ -148,7 +146,7 @@ Result<void> check_keys_meet(const CheckedSpan& span, const SpanSpec& spec, size
                         ? *spec.begin_rules[static_cast<size_t>(rule)].key_loc
                         : key_loc;
     for (const auto* end : ends)
-      if (auto r = check_keys_pair(span, *end, span.begin_key_at(k), loc); !r) return r;
+      if (auto r = check_keys_pair(*end, span.begin_key_at(k), loc); !r) return r;
   }
   return {};
 }
@@ -174,8 +172,8 @@ Result<void> check_span(const SpanSpec& spec, const KernelCatalog& catalog, Expr
                                span.begin_key);
       !r)
     return r;
-  if (auto r = check_side_keys(spec.end_key, key_loc, spec.end_rules, end_first, *end, scope,
-                               span, span.end_key);
+  if (auto r = check_side_keys(spec.end_key, key_loc, spec.end_rules, end_first, *end, scope, span,
+                               span.end_key);
       !r)
     return r;
   if (auto r = check_keys_meet(span, spec, out.probes.size()); !r) return r;

@@ -3,12 +3,12 @@
 // its switch-in. The workload sleeps (wakeups) and contends with a child for one CPU
 // (preemptions). Checked exactly against the task's own switches counted in the same run, and
 // side by side with a bpftrace rewrite of runqlat.bt filtered on the same task.
+#include <doctest/doctest.h>
+
 #include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
-
-#include <doctest/doctest.h>
 
 #include "tests/integration/harness.h"
 #include "tests/integration/reference_tool.h"
@@ -27,8 +27,8 @@ std::string joined(const std::vector<std::string>& lines) {
 }
 
 // Five timer wakeups, then 300 ms of CPU each for the workload and a child pinned to one CPU.
-const std::vector<std::string> kSleepsAndContention = {"sleep", "20", "20", "20", "20", "20",
-                                                       "contend", "300"};
+const std::vector<std::string> kSleepsAndContention = {"sleep", "20", "20",      "20",
+                                                       "20",    "20", "contend", "300"};
 
 int64_t total(const TraceRun& run, const std::string& query, const std::string& column) {
   int64_t sum = 0;
@@ -80,13 +80,18 @@ std::vector<std::string> runqlat_bt(pid_t pid) {
   std::string p = std::to_string(pid);
   return {bpftrace_binary(), "-e",
           "BEGIN { printf(\"ready\\n\"); }\n"
-          "tracepoint:sched:sched_wakeup, tracepoint:sched:sched_wakeup_new /args->pid == " + p +
+          "tracepoint:sched:sched_wakeup, tracepoint:sched:sched_wakeup_new /args->pid == " +
+              p +
               "/ { @qtime[args->pid] = nsecs; }\n"
               "tracepoint:sched:sched_switch {\n"
-              "  if (args->prev_pid == " + p + " && (args->prev_state & 0xff) == 0) {\n"
+              "  if (args->prev_pid == " +
+              p +
+              " && (args->prev_state & 0xff) == 0) {\n"
               "    @qtime[args->prev_pid] = nsecs;\n"
               "  }\n"
-              "  if (args->next_pid == " + p + ") {\n"
+              "  if (args->next_pid == " +
+              p +
+              ") {\n"
               "    $ts = @qtime[args->next_pid];\n"
               "    if ($ts) { @ns = hist(nsecs - $ts); @spans = count(); }\n"
               "    delete(@qtime[args->next_pid]);\n"
@@ -127,9 +132,10 @@ TEST_CASE("runqlat: every switch-in of the task ends one wait, begun by a wakeup
 TEST_CASE("runqlat side by side with runqlat.bt's probes, on one task: the same waits") {
   BPFQL_REQUIRE_ROOT();
   ReferenceTool bt;
-  TraceRun run = trace({.queries = {library("sched/runqlat")},
-                        .workload = kSleepsAndContention,
-                        .while_tracing_pid = [&](pid_t pid) { bt.start(runqlat_bt(pid), "ready"); }});
+  TraceRun run =
+      trace({.queries = {library("sched/runqlat")},
+             .workload = kSleepsAndContention,
+             .while_tracing_pid = [&](pid_t pid) { bt.start(runqlat_bt(pid), "ready"); }});
   std::vector<std::string> reference = bt.stop();
   INFO("stderr:\n" << run.err << "bpftrace:\n" << joined(reference));
   REQUIRE(!bt.lost_events());
@@ -159,7 +165,8 @@ TEST_CASE("runqlat side by side with runqlat.bt's probes, on one task: the same 
     ours_below += ours.count(low) ? ours[low] : 0;
     theirs_below += theirs.count(low) ? theirs[low] : 0;
     int64_t beside = (ours.count(low) ? ours[low] : 0) + (ours.count(high) ? ours[high] : 0) +
-                     (theirs.count(low) ? theirs[low] : 0) + (theirs.count(high) ? theirs[high] : 0);
+                     (theirs.count(low) ? theirs[low] : 0) +
+                     (theirs.count(high) ? theirs[high] : 0);
     INFO("below " << high << " ns");
     CHECK(std::abs(ours_below - theirs_below) <= beside);
   }

@@ -99,7 +99,8 @@ TEST_CASE("span rules: errors in an item point into it, with a did-you-mean") {
             .starts_with("2:31: the key of one begin probe is this side's expression or list"));
 }
 
-TEST_CASE("span rules: each probe is checked with its own key and where, the others with the shared") {
+TEST_CASE(
+    "span rules: each probe is checked with its own key and where, the others with the shared") {
   auto program = check_yaml(kRunqlat);
   REQUIRE_MESSAGE(program, program.error().message);
   const auto& q = program->queries[0];
@@ -118,10 +119,11 @@ TEST_CASE("span rules: each probe is checked with its own key and where, the oth
   // sched_switch has no args.pid: begin_where and the shared key were never typed there.
   CHECK(q.warnings.empty());
   // Typed at its own probe only: a field of sched_switch is unknown at the wakeups.
-  CHECK(check_error("span:\n  begin: [tracepoint:sched:sched_wakeup, tracepoint:sched:sched_switch]\n"
-                    "  end: tracepoint:sched:sched_switch\n"
-                    "  key: {begin: args.prev_pid, end: args.next_pid}\nselect: count()\n")
-            == "4:16: unknown field 'prev_pid' in tracepoint sched:sched_wakeup");
+  CHECK(
+      check_error("span:\n  begin: [tracepoint:sched:sched_wakeup, tracepoint:sched:sched_switch]\n"
+                  "  end: tracepoint:sched:sched_switch\n"
+                  "  key: {begin: args.prev_pid, end: args.next_pid}\nselect: count()\n") ==
+      "4:16: unknown field 'prev_pid' in tracepoint sched:sched_wakeup");
 }
 
 TEST_CASE("span rules: keys that cannot meet are errors at the begin key") {
@@ -138,8 +140,9 @@ TEST_CASE("span rules: keys that cannot meet are errors at the begin key") {
       "    - {probe: tracepoint:sched:sched_switch, key: cpu}\n"
       "  end: tracepoint:sched:sched_switch\n"
       "  key: {begin: args.pid, end: args.next_pid}\nselect: count()\n");
-  CHECK(types.starts_with("4:51: the begin key 'cpu' (u32) and the end key 'args.next_pid' (s32) "
-                          "cannot meet: keys are compared as 64-bit values"));
+  CHECK(
+      types.starts_with("4:51: the begin key 'cpu' (u32) and the end key 'args.next_pid' (s32) "
+                        "cannot meet: keys are compared as 64-bit values"));
   // The same rule holds for the shared per-side key.
   CHECK(check_error("span:\n  begin: tracepoint:sched:sched_wakeup\n"
                     "  end: tracepoint:sched:sched_switch\n"
@@ -151,7 +154,8 @@ TEST_CASE("span rules: keys that cannot meet are errors at the begin key") {
                     "  key: {begin: retval, end: args.count}\nselect: count()\n") == "");
 }
 
-TEST_CASE("span rules: an end item adds its where at its probe; begin_where used nowhere is an error") {
+TEST_CASE(
+    "span rules: an end item adds its where at its probe; begin_where used nowhere is an error") {
   auto program = check_yaml(R"(span:
   begin: tracepoint:syscalls:sys_enter_read
   end:
@@ -164,9 +168,10 @@ select: count()
   REQUIRE(span.end_filters_at(0) != nullptr);
   CHECK(span.end_filters_at(0)->at(0)->text == "retval > 0");
   CHECK(span.end_filters_at(1) == nullptr);
-  CHECK(check_error("span:\n  begin: {probe: tracepoint:sched:sched_switch, where: args.prev_pid != 0}\n"
-                    "  end: tracepoint:sched:sched_switch\n  begin_where: args.prev_pid > 1\n"
-                    "select: count()\n") ==
+  CHECK(check_error(
+            "span:\n  begin: {probe: tracepoint:sched:sched_switch, where: args.prev_pid != 0}\n"
+            "  end: tracepoint:sched:sched_switch\n  begin_where: args.prev_pid > 1\n"
+            "select: count()\n") ==
         "4:16: begin_where applies to no probe: every begin probe has its own 'where'");
 }
 
