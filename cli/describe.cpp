@@ -21,6 +21,16 @@ std::string joined(const std::vector<Located>& items, std::string_view separator
   return all;
 }
 
+// Conditions joined by &&, each with || in parentheses: `a && b || c` would read as another test.
+std::string conjunction(const std::vector<Located>& items) {
+  std::string all;
+  for (const Located& item : items) {
+    bool either = item.text.find("||") != std::string::npos;
+    all += (all.empty() ? "" : " && ") + (either ? "(" + item.text + ")" : item.text);
+  }
+  return all;
+}
+
 void describe_query(const QuerySpec& q) {
   std::cout << fmt::format("\nquery {}\n", q.name);
   if (!q.description.empty()) std::cout << fmt::format("  {}\n", q.description);
@@ -33,9 +43,19 @@ void describe_query(const QuerySpec& q) {
                                        (joined(q.span->begin_key) == joined(q.span->end_key)
                                             ? ""
                                             : " = " + joined(q.span->end_key)));
+  if (q.span)
+    for (const auto* side : {&q.span->begin_rules, &q.span->end_rules})
+      for (const SpanProbeRule& rule : *side) {
+        const auto& probes = side == &q.span->begin_rules ? q.span->begin : q.span->end;
+        std::cout << fmt::format("            {} {}{}{}\n",
+                                 side == &q.span->begin_rules ? "begins at" : "ends at",
+                                 probes[rule.index].text,
+                                 rule.key.empty() ? "" : " by " + joined(rule.key),
+                                 rule.has_where ? " where " + conjunction(rule.where) : "");
+      }
   else
     std::cout << fmt::format("  probes:   {}\n", joined(q.probes));
-  if (!q.where.empty()) std::cout << fmt::format("  where:    {}\n", joined(q.where, " && "));
+  if (!q.where.empty()) std::cout << fmt::format("  where:    {}\n", conjunction(q.where));
   std::cout << fmt::format("  outputs:  {}\n", joined(q.select));
   if (!q.group_by.empty()) std::cout << fmt::format("  by:       {}\n", joined(q.group_by));
   if (q.order_by || q.limit)

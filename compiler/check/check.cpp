@@ -15,6 +15,7 @@
 #include "compiler/check/select.h"
 #include "compiler/check/pid_sides.h"
 #include "compiler/check/span.h"
+#include "compiler/check/span_check.h"
 #include "compiler/syntax/lexer.h"
 #include "compiler/syntax/parser.h"
 
@@ -77,6 +78,8 @@ ExprPtr bpfql_word_clause(const Located& text, const ExprScope& scope) {
   return clause;
 }
 
+}  // namespace
+
 Result<void> check_conditions(const std::vector<Located>& texts, const ExprScope& scope,
                               std::vector<ExprPtr>& out) {
   for (const auto& text : texts) {
@@ -104,54 +107,7 @@ Result<void> check_conditions(const std::vector<Located>& texts, const ExprScope
   return {};
 }
 
-// One side of a span key: each expression an integer, typed at that side's probes.
-Result<void> check_span_key(const std::vector<Located>& texts, const SourceLoc& default_loc,
-                            const ExprScope& scope, std::vector<ExprPtr>& out) {
-  std::vector<Located> exprs = texts;
-  if (exprs.empty()) exprs.push_back(Located{"tid", default_loc});
-  if (exprs.size() > 8)
-    return error_at(default_loc, fmt::format("a composite span key has at most 8 expressions, "
-                                             "not {}",
-                                             exprs.size()));
-  for (const Located& text : exprs) {
-    auto expr = parse_expression(text.text, text.loc);
-    if (!expr) return std::unexpected(expr.error());
-    if (auto r = check_expr(**expr, scope); !r) return r;
-    if (!(*expr)->type.is_integer())
-      return error_at((*expr)->loc, fmt::format("a span key must be an integer (such as tid or "
-                                                "args.fd), but '{}' is a {}",
-                                                (*expr)->text, (*expr)->type.describe()));
-    out.push_back(std::move(*expr));
-  }
-  return {};
-}
-
-Result<void> check_span(const SpanSpec& span, const KernelCatalog& catalog, ExprScope scope,
-                        CheckedQuery& out) {
-  auto begin = resolve_probes(span.begin, catalog, scope.params);
-  if (!begin) return std::unexpected(begin.error());
-  auto end = resolve_probes(span.end, catalog, scope.params);
-  if (!end) return std::unexpected(end.error());
-  CheckedSpan checked;
-  checked.begin = std::move(*begin);
-  out.probes = std::move(*end);
-
-  ExprScope key_scope = scope;
-  key_scope.role = ExprRole::SpanKey;
-  key_scope.in_span_end = false;
-  key_scope.probes = &checked.begin;
-  SourceLoc key_loc = span.key_loc.value_or(span.loc);
-  if (auto r = check_span_key(span.begin_key, key_loc, key_scope, checked.begin_key); !r) return r;
-  key_scope.probes = &out.probes;
-  if (auto r = check_span_key(span.end_key, key_loc, key_scope, checked.end_key); !r) return r;
-
-  ExprScope begin_scope = scope;
-  begin_scope.probes = &checked.begin;
-  begin_scope.in_span_end = false;
-  if (auto r = check_conditions(span.begin_where, begin_scope, checked.begin_filters); !r) return r;
-  out.span = std::move(checked);
-  return {};
-}
+namespace {
 
 // Every `begin.EXPR` the end's expressions use, once each: what a begin stores.
 void collect_captures(CheckedQuery& q) {
@@ -161,6 +117,9 @@ void collect_captures(CheckedQuery& q) {
   for (const auto& a : q.aggregates)
     if (a.arg) ends.push_back(a.arg.get());
   for (const auto& st : q.stream) ends.push_back(st.expr.get());
+  for (const auto& rule : q.span->rules)
+    if (rule.filters)
+      for (const auto& f : *rule.filters) ends.push_back(f.get());
   for (const Expr* root : ends)
     for_each_node(*root, [&](const Expr& e) {
       const auto* c = e.as<Capture>();
@@ -206,6 +165,12 @@ std::vector<const Expr*> all_expressions(const CheckedQuery& q) {
     for (const auto& k : q.span->end_key) all.push_back(k.get());
     for (const auto& f : q.span->begin_filters) all.push_back(f.get());
     for (const auto& c : q.span->captures) all.push_back(c.get());
+    for (const auto& rule : q.span->rules) {
+      if (rule.key)
+        for (const auto& k : *rule.key) all.push_back(k.get());
+      if (rule.filters)
+        for (const auto& f : *rule.filters) all.push_back(f.get());
+    }
   }
   return all;
 }
@@ -319,6 +284,8 @@ Result<CheckedQuery> check_query(const QuerySpec& spec, const QueryFile& file,
 
   scope.role = ExprRole::Filter;
   if (auto r = check_conditions(spec.where, scope, out.filters); !r) return std::unexpected(r.error());
+  if (spec.span)
+    if (auto r = check_span_end_rules(*spec.span, scope, out); !r) return std::unexpected(r.error());
   if (spec.select.empty()) return error_at(spec.loc, "the query selects nothing: add `select:`");
   if (auto r = check_select(spec, scope, out); !r) return std::unexpected(r.error());
   if (auto r = check_settings(spec, options, out); !r) return std::unexpected(r.error());

@@ -69,12 +69,22 @@ struct StreamItem {
   bool symbol_flags = false;
 };
 
+// A begin or end item of a span written with its own key or where (SpanProbeRule), typed at
+// the probes it resolved to.
+struct CheckedSpanRule {
+  std::optional<std::vector<ExprPtr>> key;      // nullopt: the side's shared key
+  std::optional<std::vector<ExprPtr>> filters;  // begin: instead of begin_filters; end: added
+};
+
 // A span: begin events store key → (begin time, captured values); end events look their key up.
 struct CheckedSpan {
   std::vector<ProbeRef> begin;
   std::vector<ExprPtr> begin_key;      // typed at the begin probes; default `tid`
   std::vector<ExprPtr> end_key;        // typed at the end probes; as many, paired in order
   std::vector<ExprPtr> begin_filters;  // ANDed, evaluated at begin
+  std::vector<CheckedSpanRule> rules;  // the items with their own key or where
+  std::vector<int> begin_rule;         // per begin probe: its index in `rules`, or -1 (shared)
+  std::vector<int> end_rule;           // per end probe (CheckedQuery::probes), the same
   // The values `begin.EXPR` the end uses, distinct by their text (typed at the begin probes).
   // `begin.ts` is the stored begin time itself and takes no slot.
   std::vector<ExprPtr> captures;
@@ -82,6 +92,13 @@ struct CheckedSpan {
   // The slot of a capture's inner expression; -1 for begin.ts.
   int capture_slot(const Expr& inner) const;
   bool composite() const { return begin_key.size() > 1; }
+  // What begin probe `k` (end probe `k`) keys by and filters on: its rule's, or the shared ones.
+  const std::vector<ExprPtr>& begin_key_at(size_t k) const;
+  const std::vector<ExprPtr>& begin_filters_at(size_t k) const;
+  const std::vector<ExprPtr>& end_key_at(size_t k) const;
+  const std::vector<ExprPtr>* end_filters_at(size_t k) const;  // null: only the query's where
+  // Every key of the span (the shared ones and the rules'), for whole-span facts.
+  std::vector<const std::vector<ExprPtr>*> all_keys() const;
 };
 
 // `begin.ts`: the begin time, which every span stores anyway.

@@ -22,6 +22,39 @@ int CheckedSpan::capture_slot(const Expr& inner) const {
   return -1;
 }
 
+namespace {
+const CheckedSpanRule* rule_at(const CheckedSpan& span, const std::vector<int>& of, size_t k) {
+  return k < of.size() && of[k] >= 0 ? &span.rules[static_cast<size_t>(of[k])] : nullptr;
+}
+}  // namespace
+
+const std::vector<ExprPtr>& CheckedSpan::begin_key_at(size_t k) const {
+  const CheckedSpanRule* rule = rule_at(*this, begin_rule, k);
+  return rule && rule->key ? *rule->key : begin_key;
+}
+
+const std::vector<ExprPtr>& CheckedSpan::begin_filters_at(size_t k) const {
+  const CheckedSpanRule* rule = rule_at(*this, begin_rule, k);
+  return rule && rule->filters ? *rule->filters : begin_filters;
+}
+
+const std::vector<ExprPtr>& CheckedSpan::end_key_at(size_t k) const {
+  const CheckedSpanRule* rule = rule_at(*this, end_rule, k);
+  return rule && rule->key ? *rule->key : end_key;
+}
+
+const std::vector<ExprPtr>* CheckedSpan::end_filters_at(size_t k) const {
+  const CheckedSpanRule* rule = rule_at(*this, end_rule, k);
+  return rule && rule->filters ? &*rule->filters : nullptr;
+}
+
+std::vector<const std::vector<ExprPtr>*> CheckedSpan::all_keys() const {
+  std::vector<const std::vector<ExprPtr>*> keys = {&begin_key, &end_key};
+  for (const auto& rule : rules)
+    if (rule.key) keys.push_back(&*rule.key);
+  return keys;
+}
+
 Result<void> check_span_captures(const CheckedQuery& q) {
   if (!q.streaming()) return {};
   for (const auto& item : q.stream) {
@@ -111,10 +144,23 @@ void warn_side(CheckedQuery& q, const std::vector<ProbeRef>& probes,
 
 }  // namespace
 
+// Each key of a side with the probes that use it.
+void warn_keys(CheckedQuery& q, const std::vector<ProbeRef>& probes, bool begin) {
+  std::vector<std::pair<const std::vector<ExprPtr>*, std::vector<ProbeRef>>> by_key;
+  for (size_t k = 0; k < probes.size(); ++k) {
+    const auto* key = begin ? &q.span->begin_key_at(k) : &q.span->end_key_at(k);
+    auto it = std::ranges::find(by_key, key, &decltype(by_key)::value_type::first);
+    if (it == by_key.end()) it = by_key.insert(by_key.end(), {key, {}});
+    it->second.push_back(probes[k]);
+  }
+  for (const auto& [key, with] : by_key) warn_side(q, with, *key, begin ? "begin" : "end");
+}
+
 void warn_task_context(CheckedQuery& q) {
   if (!q.span || same_probes(q.span->begin, q.probes)) return;
-  warn_side(q, q.span->begin, q.span->begin_key, "begin");
-  warn_side(q, q.probes, q.span->end_key, "end");
+  std::vector<ProbeRef> begin = q.span->begin, end = q.probes;
+  warn_keys(q, begin, true);
+  warn_keys(q, end, false);
 }
 
 }  // namespace bpfql

@@ -73,7 +73,8 @@ struct SharedFunctions {
 
 // One function per probe: writes it and records how the runtime attaches it. A function equal to
 // one the query already has is not written again (""): the probe attaches that one.
-// Every function's body is also kept, with where it attaches, in `bodies` (for fusion).
+// Every function's body is also kept, with where it attaches, in `bodies` (for fusion),
+// except one that both ends and begins a span.
 Result<std::string> probe_function(const CheckedQuery& q, const QueryLayout& layout,
                                    ProgramState& state, const ProbeRef& probe, int index, Role role,
                                    PlanQuery& plan, SharedFunctions& shared, size_t query_index,
@@ -112,8 +113,11 @@ Result<std::string> probe_function(const CheckedQuery& q, const QueryLayout& lay
       probe.kind == ProbeKind::Tracepoint && gen.raw_tracepoint_ok();
   plan.attaches.back().attach_cookie = gen.uses_attach_cookie();
   plan.attaches.back().probe_index = static_cast<uint64_t>(index);
-  bodies.push_back({query_index, plan.attaches.size() - 1, text->substr(0, text->find('\n')),
-                    gen.body_lines()});
+  // A function that ends a span and then begins one runs two parts (each may return early):
+  // its body lines are the end's alone, so it keeps a program of its own, unfused.
+  if (env.begin_index < 0)
+    bodies.push_back({query_index, plan.attaches.size() - 1, text->substr(0, text->find('\n')),
+                      gen.body_lines()});
   if (!first) {
     ++shared.more_probes[it->second];
     return std::string();

@@ -168,6 +168,8 @@ Result<void> FunctionGen::emit_main() {
   // consumes the span (a rejected end event leaves it open). It is consumed last.
   std::vector<ExprPtr> before, after;
   for (const auto& f : query_.filters) (reads_span(*f) ? after : before).push_back(clone_expr(*f));
+  if (const auto* own = query_.span->end_filters_at(static_cast<size_t>(env_.index)))
+    for (const auto& f : *own) (reads_span(*f) ? after : before).push_back(clone_expr(*f));
   if (auto r = emit_filters(before); !r) return r;
   if (auto r = emit_span_lookup(); !r) return r;
   if (auto r = emit_filters(after); !r) return r;
@@ -200,7 +202,8 @@ bool also_begins(const CheckedQuery& q, const ProbeRef& probe) {
 Result<void> FunctionGen::emit_span_begin() {
   if (query_.pid_at_begin)
     if (auto r = emit_pid_filter(); !r) return r;
-  if (auto r = emit_filters(query_.span->begin_filters); !r) return r;
+  size_t begin_probe = static_cast<size_t>(env_.index);
+  if (auto r = emit_filters(query_.span->begin_filters_at(begin_probe)); !r) return r;
   std::string ts = cached("ts", "u64 ts = bpf_ktime_get_ns();");
   if (span_in_task_storage(query_)) {
     if (!layout_.span_val.empty())
@@ -220,7 +223,7 @@ Result<void> FunctionGen::emit_span_begin() {
                        layout_.span_var));
     return {};
   }
-  auto key = span_key_value(query_.span->begin_key);
+  auto key = span_key_value(query_.span->begin_key_at(begin_probe));
   if (!key) return std::unexpected(key.error());
   std::string value = "&" + ts;
   if (!layout_.span_val.empty()) {
@@ -281,7 +284,8 @@ bool span_in_task_storage(const CheckedQuery& q) {
     const auto* ref = k->as<BuiltinRef>();
     return ref && ref->which == Builtin::Tid;
   };
-  return is_tid(q.span->begin_key[0]) && is_tid(q.span->end_key[0]);
+  auto keys = q.span->all_keys();
+  return std::ranges::all_of(keys, [&](const auto* key) { return is_tid((*key)[0]); });
 }
 
 Result<std::string> FunctionGen::span_key_value(const std::vector<ExprPtr>& key) {
@@ -308,7 +312,7 @@ Result<void> FunctionGen::emit_span_lookup() {
     line(fmt::format("if (!sp || {} == 0)", layout_.span_ts()));
     line("  return 0;");
   } else {
-    auto key = span_key_value(query_.span->end_key);
+    auto key = span_key_value(query_.span->end_key_at(static_cast<size_t>(env_.index)));
     if (!key) return std::unexpected(key.error());
     line(fmt::format("{} *sp = {};", type, map_lookup(dialect(), layout_.map("start"), "&" + *key)));
     line("if (!sp)");

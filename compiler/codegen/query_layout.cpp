@@ -234,6 +234,18 @@ std::array<std::vector<Buffer>, 2> layout_strings(const CheckedQuery& q, QueryLa
     return buffers;
   }
   for (const auto& k : q.span->end_key) exprs.push_back(k.get());
+  // The rules' keys and conditions: an end's run in the main role, a begin's in the begin role.
+  std::vector<const Expr*> begin;
+  for (size_t j = 0; j < q.span->rules.size(); ++j) {
+    bool at_begin = std::ranges::find(q.span->begin_rule, static_cast<int>(j)) !=
+                    q.span->begin_rule.end();
+    std::vector<const Expr*>& side = at_begin ? begin : exprs;
+    const CheckedSpanRule& rule = q.span->rules[j];
+    if (rule.key)
+      for (const auto& k : *rule.key) side.push_back(k.get());
+    if (rule.filters)
+      for (const auto& f : *rule.filters) side.push_back(f.get());
+  }
   // A captured string: at the begin it is read straight into the span value; at the end it is
   // read from the stored value through `sp`.
   auto& begin_homes = L.strings[static_cast<int>(Role::SpanBegin)];
@@ -248,7 +260,6 @@ std::array<std::vector<Buffer>, 2> layout_strings(const CheckedQuery& q, QueryLa
     captured["begin." + canon] = StringHome{"sp->" + m->name, m->size, false, false, true};
   }
   buffers[0] = plan_strings(exprs, main, "s", &captured);
-  std::vector<const Expr*> begin;
   for (const auto& k : q.span->begin_key) begin.push_back(k.get());
   for (const auto& f : q.span->begin_filters) begin.push_back(f.get());
   for (const auto& c : q.span->captures) begin.push_back(c.get());

@@ -115,19 +115,98 @@ Result<void> read_probe(const Entry& entry, const YamlSource& src, Draft& draft)
   return {};
 }
 
-// `begin`/`end`: a probe spec or a list of them (`a, b` splits as in `probe`).
-Result<std::vector<Located>> span_probes(const Entry& entry, const YamlSource& src) {
-  auto items = text_list(entry, src, "a probe spec or a list of probe specs", /*strings=*/false);
-  if (!items) return std::unexpected(items.error());
-  std::vector<Located> probes;
-  for (const Located& item : *items)
-    for (Located& spec : split_probe_specs(item)) {
+// One item of `begin`/`end` that is text: a probe spec, or several (`a, b` splits as in `probe`).
+Result<void> span_probe_text(const Entry& item, const YamlSource& src, std::string_view side,
+                             std::vector<Located>& probes) {
+  auto texts = text_list(item, src, "a probe spec or a list of probe specs", /*strings=*/false);
+  if (!texts) return std::unexpected(texts.error());
+  for (const Located& text : *texts)
+    for (Located& spec : split_probe_specs(text)) {
       if (spec.text.empty())
-        return error_at(spec.loc, fmt::format("empty probe spec in span '{}'", entry.key));
+        return error_at(spec.loc, fmt::format("empty probe spec in span '{}'", side));
       probes.push_back(std::move(spec));
     }
+  return {};
+}
+
+// One side of a key: an expression or a list of them (a composite key).
+Result<std::vector<Located>> key_exprs(const Entry& entry, const YamlSource& src);
+
+// An item of `begin`/`end` written as a map: `{probe: P, key: K, where: C}`.
+Result<void> span_probe_rule(const YAML::Node& item, const YamlSource& src, std::string_view side,
+                             std::vector<Located>& probes, std::vector<SpanProbeRule>& rules) {
+  std::string what = fmt::format("span {} probe", side);
+  auto entries = entries_of(item, src, what);
+  if (!entries) return std::unexpected(entries.error());
+  SpanProbeRule rule;
+  rule.loc = src.node(item);
+  std::optional<Located> probe;
+  for (const Entry& e : *entries) {
+    if (e.key == "probe") {
+      if (auto spec = scalar(e, "one probe spec"); !spec) return std::unexpected(spec.error());
+      Located text = src.expression_text(e.value, /*strings=*/false);
+      if (trim(text.text).empty()) return error_at(text.loc, "'probe' is empty");
+      if (text.text.find(',') != std::string::npos)
+        return error_at(text.loc, "'probe' names one probe here: its key and where are its own "
+                                  "(write one map per probe)");
+      probe = Located{std::string(trim(text.text)), text.loc};
+    } else if (e.key == "key") {
+      if (e.value.IsMap())
+        return error_at(e.value_loc, fmt::format("the key of one {} probe is this side's "
+                                                 "expression or list, not {{begin, end}}",
+                                                 side));
+      auto exprs = key_exprs(e, src);
+      if (!exprs) return std::unexpected(exprs.error());
+      rule.key = std::move(*exprs);
+      rule.key_loc = e.value_loc;
+    } else if (e.key == "where") {
+      auto where = text_list(e, src, "an expression or a list of expressions");
+      if (!where) return std::unexpected(where.error());
+      rule.where = std::move(*where);
+      rule.has_where = true;
+    } else {
+      return std::unexpected(unknown_key(e, what, {"probe", "key", "where"}));
+    }
+  }
+  if (!probe)
+    return error_at(rule.loc, fmt::format("this {} names no 'probe': {{probe: SPEC, key: EXPR, "
+                                          "where: COND}}",
+                                          what));
+  if (rule.key.empty() && !rule.has_where)
+    return error_at(rule.loc, fmt::format("this {} has neither 'key' nor 'where': write the probe "
+                                          "spec alone",
+                                          what));
+  rule.index = probes.size();
+  probes.push_back(std::move(*probe));
+  rules.push_back(std::move(rule));
+  return {};
+}
+
+// `begin`/`end`: a probe spec, a map `{probe, key, where}`, or a list of them.
+Result<void> span_probes(const Entry& entry, const YamlSource& src, SpanSpec& span) {
+  bool begin = entry.key == "begin";
+  std::vector<Located>& probes = begin ? span.begin : span.end;
+  std::vector<SpanProbeRule>& rules = begin ? span.begin_rules : span.end_rules;
+  if (entry.value.IsMap()) {
+    if (auto ok = span_probe_rule(entry.value, src, entry.key, probes, rules); !ok) return ok;
+  } else if (entry.value.IsSequence()) {
+    int n = 0;
+    for (const YAML::Node& item : entry.value) {
+      ++n;
+      if (item.IsMap()) {
+        if (auto ok = span_probe_rule(item, src, entry.key, probes, rules); !ok) return ok;
+        continue;
+      }
+      if (item.IsNull())
+        return error_at(entry.value_loc, fmt::format("item {} of span '{}' is empty", n, entry.key));
+      Entry one{entry.key, entry.key_loc, item, src.node(item)};
+      if (auto ok = span_probe_text(one, src, entry.key, probes); !ok) return ok;
+    }
+  } else if (auto ok = span_probe_text(entry, src, entry.key, probes); !ok) {
+    return ok;
+  }
   if (probes.empty()) return error_at(entry.value_loc, fmt::format("span '{}' is empty", entry.key));
-  return probes;
+  return {};
 }
 
 // One side of a key: an expression or a list of them (a composite key).
@@ -172,9 +251,7 @@ Result<void> read_key(const Entry& entry, const YamlSource& src, SpanSpec& span)
 
 Result<void> read_span_key(const Entry& entry, const YamlSource& src, SpanSpec& span) {
   if (entry.key == "begin" || entry.key == "end") {
-    auto probes = span_probes(entry, src);
-    if (!probes) return std::unexpected(probes.error());
-    (entry.key == "begin" ? span.begin : span.end) = std::move(*probes);
+    return span_probes(entry, src, span);
   } else if (entry.key == "key") {
     return read_key(entry, src, span);
   } else if (entry.key == "begin_where") {

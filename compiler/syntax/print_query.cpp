@@ -82,6 +82,28 @@ bool same_texts(const std::vector<Located>& a, const std::vector<Located>& b) {
   return std::ranges::equal(a, b, [](const Located& x, const Located& y) { return x.text == y.text; });
 }
 
+// A span's `begin` or `end`: the probe specs, with the items that have their own key or where
+// written as maps.
+void yaml_span_probes(const std::string& key, const std::vector<Located>& probes,
+                      const std::vector<SpanProbeRule>& rules, const std::string& indent,
+                      std::string& out) {
+  if (rules.empty()) return yaml_list_or_scalar(key, probes, indent, out);
+  out += indent + key + ":\n";
+  for (size_t i = 0; i < probes.size(); ++i) {
+    auto rule = std::ranges::find(rules, i, &SpanProbeRule::index);
+    if (rule == rules.end()) {
+      out += fmt::format("{}  - {}\n", indent, yaml_scalar(probes[i].text));
+      continue;
+    }
+    out += fmt::format("{}  - probe: {}\n", indent, yaml_scalar(probes[i].text));
+    if (!rule->key.empty()) yaml_list_or_scalar("key", rule->key, indent + "    ", out);
+    if (rule->has_where) {
+      if (rule->where.empty()) out += indent + "    where: []\n";
+      else yaml_list_or_scalar("where", rule->where, indent + "    ", out);
+    }
+  }
+}
+
 void yaml_query(const QuerySpec& q, const std::string& first, const std::string& indent,
                 std::string& out) {
   std::string lead = first;  // the first key's indentation ("- " in a list)
@@ -104,8 +126,8 @@ void yaml_query(const QuerySpec& q, const std::string& first, const std::string&
   }
   if (q.span) {
     key("span:\n");
-    yaml_list_or_scalar("begin", q.span->begin, indent + "  ", out);
-    yaml_list_or_scalar("end", q.span->end, indent + "  ", out);
+    yaml_span_probes("begin", q.span->begin, q.span->begin_rules, indent + "  ", out);
+    yaml_span_probes("end", q.span->end, q.span->end_rules, indent + "  ", out);
     if (!q.span->begin_key.empty()) {
       if (same_texts(q.span->begin_key, q.span->end_key)) {
         yaml_list_or_scalar("key", q.span->begin_key, indent + "  ", out);
@@ -207,6 +229,12 @@ Result<std::string> sql_query(const QuerySpec& q) {
                            "are strings); rewrite it in the current shape first");
   std::string out = "SELECT " + joined(q.select, ", ");
   std::vector<std::string> where;
+  if (q.span && !(q.span->begin_rules.empty() && q.span->end_rules.empty())) {
+    const SpanProbeRule& rule =
+        q.span->begin_rules.empty() ? q.span->end_rules.front() : q.span->begin_rules.front();
+    return error_at(rule.loc, "a span probe with its own key or where ({probe, key, where}) has "
+                              "no SQL form: a JOIN's ON and WHERE are shared by all its probes");
+  }
   if (q.span) {
     out += fmt::format(" FROM {} AS b JOIN {} AS e", joined(q.span->begin, ", "),
                        joined(q.span->end, ", "));

@@ -34,11 +34,25 @@ struct ParamDecl {
   SourceLoc loc;
 };
 
+// An item of a span's `begin` or `end` list written as a map, `{probe: P, key: K, where: C}`:
+// that probe's own key (instead of the side's shared one) and its own condition (at a begin:
+// instead of `begin_where`; at an end: added to the query's `where` at that probe).
+struct SpanProbeRule {
+  size_t index = 0;                  // its probe in SpanSpec::begin / end
+  std::vector<Located> key;          // expressions; empty: the side's shared key
+  std::optional<SourceLoc> key_loc;  // where its `key` was written
+  std::vector<Located> where;        // expressions, ANDed
+  bool has_where = false;            // `where` was written (an empty list clears begin_where)
+  SourceLoc loc;                     // the map
+};
+
 // `span: {begin, end, key, begin_where}`. `key` is one expression, a list (a composite key), or
 // `{begin: ..., end: ...}` (each side its own expressions, as many on each side).
 struct SpanSpec {
   std::vector<Located> begin;        // probe specs
   std::vector<Located> end;          // probe specs
+  std::vector<SpanProbeRule> begin_rules;  // the begin items written as maps, in order
+  std::vector<SpanProbeRule> end_rules;    // the end items written as maps, in order
   std::vector<Located> begin_key;    // expressions; empty: `tid`
   std::vector<Located> end_key;      // expressions; empty: `tid`
   std::optional<SourceLoc> key_loc;  // where `key` was written

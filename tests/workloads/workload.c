@@ -14,6 +14,9 @@
 //   mixed N SIZE         getppid N, then read N SIZE
 //   spin MS              burn MS milliseconds of this thread's CPU time (no system calls but
 //                        clock_gettime, which the vDSO answers), for CPU profiling tests
+//   contend MS           pin to the CPU it runs on, fork a child (pinned there too), and both
+//                        spin MS ms of CPU time: they take turns on one CPU, so each is
+//                        preempted while runnable (run-queue latency tests); the child is reaped
 //   connect N PORT       N TCP connections to 127.0.0.1:PORT, each closed once established
 //                        (the test listens there), for the sock/tcp tracepoints
 //   connect6 N PORT      the same to [::1]:PORT
@@ -185,6 +188,25 @@ static void do_fork(long n) {
     if (child == 0) _exit(0);
     if (waitpid(child, NULL, 0) < 0) die("waitpid");
   }
+}
+
+static void do_contend(long ms) {
+  cpu_set_t before, one;
+  if (sched_getaffinity(0, sizeof before, &before) != 0) die("sched_getaffinity");
+  int cpu = sched_getcpu();
+  if (cpu < 0) die("sched_getcpu");
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  if (sched_setaffinity(0, sizeof one, &one) != 0) die("sched_setaffinity");
+  pid_t child = fork();  // inherits the affinity
+  if (child < 0) die("fork");
+  if (child == 0) {
+    do_spin(ms);
+    _exit(0);
+  }
+  do_spin(ms);
+  if (waitpid(child, NULL, 0) < 0) die("waitpid");
+  if (sched_setaffinity(0, sizeof before, &before) != 0) die("sched_setaffinity");
 }
 
 // connect() blocks until the handshake is done, so every connection passes SYN_SENT and
@@ -397,7 +419,8 @@ static int parse_steps(int argc, char** argv, struct step* steps, int max_steps)
     int args_needed = 0;
     if (!strcmp(name, "getppid") || !strcmp(name, "getpid") || !strcmp(name, "read-sizes") ||
         !strcmp(name, "fork") || !strcmp(name, "spin") || !strcmp(name, "child-getppid") ||
-        !strcmp(name, "threads") || !strcmp(name, "pingpong") || !strcmp(name, "free")) {
+        !strcmp(name, "threads") || !strcmp(name, "pingpong") || !strcmp(name, "free") ||
+        !strcmp(name, "contend")) {
       args_needed = 1;
     } else if (!strcmp(name, "getppid-paced") || !strcmp(name, "read") || !strcmp(name, "write") ||
                !strcmp(name, "openat") || !strcmp(name, "open-missing") || !strcmp(name, "mixed") ||
@@ -455,6 +478,7 @@ static void run_step(struct step* s, int zero_fd, int null_fd) {
   else if (!strcmp(name, "fork")) do_fork(s->a);
   else if (!strcmp(name, "child-getppid")) do_child_getppid(s->a);
   else if (!strcmp(name, "spin")) do_spin(s->a);
+  else if (!strcmp(name, "contend")) do_contend(s->a);
   else if (!strcmp(name, "connect")) do_connect(s->a, s->b, 0);
   else if (!strcmp(name, "connect6")) do_connect(s->a, s->b, 1);
   else if (!strcmp(name, "connect-refused")) do_connect_refused(s->a, s->b);

@@ -116,3 +116,28 @@ TEST_CASE("a wildcard's probe builtin comes from the attach cookie: one function
                       query("s", "tracepoint:sched:sched_wakeup", "    select: count()\n"));
   CHECK(two.queries[0].attaches[1].function != two.queries[1].attaches[0].function);
 }
+
+TEST_CASE("a span that ends and begins at one probe keeps its program: fused, its begin was lost") {
+  // offcputime beside another query of sched_switch: the fused body held the span's end alone,
+  // so no span ever began and offcputime printed nothing.
+  Plan plan = plan_for(
+      "queries:\n"
+      "  - name: offcpu\n"
+      "    span:\n"
+      "      begin: tracepoint:sched:sched_switch\n"
+      "      end: tracepoint:sched:sched_switch\n"
+      "      key: {begin: args.prev_pid, end: args.next_pid}\n"
+      "    select: sum(duration)\n" +
+      query("switches", "tracepoint:sched:sched_switch", "    select: count()\n") +
+      query("more", "tracepoint:sched:sched_switch", "    where: cpu == 0\n    select: count()\n"));
+  REQUIRE(plan.queries.size() == 3);
+  REQUIRE(plan.queries[0].attaches.size() == 1);
+  CHECK(plan.queries[0].attaches[0].function == "q0_p0");  // the program that ends, then begins
+  CHECK(plan.queries[1].attaches[0].function == plan.queries[2].attaches[0].function);
+  CHECK(plan.queries[1].attaches[0].function != "q0_p0");
+  for (const std::string& c : {plan.c_source, plan.c_plain}) {
+    size_t end = c.find("q0_p0_end(args);");
+    REQUIRE(end != std::string::npos);
+    CHECK(c.find("q0_p0_begin(args);", end) != std::string::npos);
+  }
+}
