@@ -73,6 +73,7 @@ class ExprChecker {
   // Kernel memory through BTF (expr_kernel_memory.cpp).
   Result<void> visit(Expr& e, Member& m, int depth);
   Result<void> visit(Expr& e, Index& ix, int depth);
+  Result<void> check_index(Index& ix, int depth);
   Result<void> record_array_element(Expr& e, Index& ix, const FieldRef& ref);
   Result<void> visit(Expr& e, Cast& c, int depth);
 };

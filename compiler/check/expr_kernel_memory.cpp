@@ -13,6 +13,10 @@
 namespace bpfql::expr_check {
 namespace {
 
+// A variable index into a tracepoint record's array picks one of its elements with a chain of
+// comparisons (the verifier refuses a variable offset into the record): at most this many.
+constexpr uint64_t kMaxRecordChoices = 16;
+
 bool is_struct(const KernelType& t) {
   return t.kind == KernelType::Kind::Struct || t.kind == KernelType::Kind::Union;
 }
@@ -64,14 +68,32 @@ Result<void> ExprChecker::visit(Expr& e, Member& m, int depth) {
   return {};
 }
 
-Result<void> ExprChecker::visit(Expr& e, Index& ix, int depth) {
+// The index: a constant from 0 to 4096, or an integer expression evaluated per event.
+Result<void> ExprChecker::check_index(Index& ix, int depth) {
   if (auto r = check(*ix.index, depth + 1); !r) return r;
-  auto at = fold(*ix.index);
-  if (!at || *at < 0 || *at > 4096)
-    return error_at(ix.index->loc, fmt::format("the index '{}' must be a constant from 0 to "
-                                               "4096",
-                                               ix.index->text));
-  ix.at = static_cast<uint64_t>(*at);
+  const Expr& index = *ix.index;
+  if (auto at = fold(index)) {
+    if (*at < 0 || *at > 4096)
+      return error_at(index.loc, fmt::format("the index '{}' is {}; a constant index is from 0 "
+                                             "to 4096",
+                                             index.text, static_cast<int64_t>(*at)));
+    ix.at = static_cast<uint64_t>(*at);
+    ix.variable = false;
+    return {};
+  }
+  if (index.type.is_pointer())
+    return error_at(index.loc, fmt::format("the index '{}' is a pointer (to {}); an index is an "
+                                           "integer",
+                                           index.text, pointee_phrase(*index.type.ktype)));
+  if (!index.type.is_integer())
+    return error_at(index.loc, fmt::format("the index '{}' is a {}; an index is an integer",
+                                           index.text, index.type.describe()));
+  ix.variable = true;
+  return {};
+}
+
+Result<void> ExprChecker::visit(Expr& e, Index& ix, int depth) {
+  if (auto r = check_index(ix, depth); !r) return r;
   // A tracepoint array field (`args.args[0]` of raw_syscalls:sys_enter): in the record.
   if (auto* id = ix.object->as<Identifier>(); id && all_tracepoints() && every_probe_has_field(id->name))
     ix.object->node = FieldRef{id->name};
@@ -86,12 +108,14 @@ Result<void> ExprChecker::visit(Expr& e, Index& ix, int depth) {
   const KernelType* elem = nullptr;
   if (ot.is_pointer()) {
     elem = ot.ktype.get();
+    ix.bound = 0;  // a pointer says nothing of how many elements follow
   } else if (ot.is_place() && ot.ktype->kind == KernelType::Kind::Array) {
-    if (ix.at >= static_cast<uint64_t>(ot.ktype->array_len))
+    if (!ix.variable && ix.at >= static_cast<uint64_t>(ot.ktype->array_len))
       return error_at(ix.index->loc, fmt::format("index {} is out of bounds: '{}' is a {} "
                                                  "(indexes 0..{})",
                                                  ix.at, ix.object->text, ot.describe(),
                                                  ot.ktype->array_len - 1));
+    ix.bound = static_cast<uint64_t>(ot.ktype->array_len);
     elem = ot.ktype->target.get();
   } else if (ot.is_string()) {
     return error_at(e.loc, fmt::format("'{}' is a string; bpfql does not index strings",
@@ -129,7 +153,19 @@ Result<void> ExprChecker::record_array_element(Expr& e, Index& ix, const FieldRe
                                          ref.name, probe.format->category, probe.format->name,
                                          f->c_type));
     uint64_t len = static_cast<uint64_t>(f->size / elem->size);
-    if (ix.at >= len)
+    if (ix.variable && len > kMaxRecordChoices)
+      return error_at(ix.index->loc, fmt::format("field '{}' of tracepoint {}:{} is a '{}'; a "
+                                                 "variable index chooses among at most {} "
+                                                 "elements (a constant index reaches them all)",
+                                                 ref.name, probe.format->category,
+                                                 probe.format->name, f->c_type,
+                                                 kMaxRecordChoices));
+    if (ix.variable && ix.bound && ix.bound != len)
+      return error_at(e.loc, fmt::format("field '{}' has different lengths in the probes of this "
+                                         "query",
+                                         ref.name));
+    ix.bound = len;
+    if (!ix.variable && ix.at >= len)
       return error_at(ix.index->loc, fmt::format("index {} is out of bounds: field '{}' is a "
                                                  "'{}' (indexes 0..{})",
                                                  ix.at, ref.name, f->c_type, len - 1));

@@ -40,27 +40,54 @@ std::string FunctionGen::read_into_local(const std::string& key, const std::stri
   return local;
 }
 
-Result<std::string> FunctionGen::address_of(const Expr& e) {
+// `(G ? ADDRESS : 0)`: an address that is 0 (where every read fails, giving 0 or an empty
+// string) when a variable index is out of its bound.
+static std::string guarded(const std::string& address, const std::string& guard) {
+  if (guard.empty()) return address;
+  return fmt::format("({} ? {} : 0)", guard, address);
+}
+
+static void add_guard(std::string& guard, const std::string& test) {
+  guard = guard.empty() ? test : guard + " && " + test;
+}
+
+// Where element `ix` of the array at `base` is: a constant index is a literal offset; a variable
+// one is multiplied at run time and, in `guard`, checked against the array's bound (a negative
+// signed index is out of bounds, of a pointer as of an array).
+Result<std::string> FunctionGen::element_address(const Index& ix, const std::string& base,
+                                                 std::string& guard) {
+  if (!ix.variable) return plus(base, ix.at * static_cast<uint64_t>(ix.elem_size));
+  auto index = value(*ix.index);
+  if (!index) return std::unexpected(index.error());
+  std::string at = fmt::format("(u64)({})", index->text);
+  if (ix.bound)
+    add_guard(guard, fmt::format("{} < {}", at, ix.bound));
+  else if (index->type.is_signed)
+    add_guard(guard, fmt::format("(s64)({}) >= 0", index->text));
+  std::string scaled = ix.elem_size == 1 ? at : fmt::format("{} * {}", at, ix.elem_size);
+  return fmt::format("({} + {})", base, scaled);
+}
+
+Result<std::string> FunctionGen::address_of(const Expr& e, std::string& guard) {
   if (auto* m = e.as<Member>()) {
     if (m->arrow) {
       auto base = value(*m->object);
       if (!base) return std::unexpected(base.error());
       return plus(base->text, static_cast<uint64_t>(m->offset));
     }
-    auto base = address_of(*m->object);
+    auto base = address_of(*m->object, guard);
     if (!base) return base;
     return plus(*base, static_cast<uint64_t>(m->offset));
   }
   if (auto* ix = e.as<Index>()) {
-    uint64_t offset = ix->at * static_cast<uint64_t>(ix->elem_size);
     if (ix->object->type.is_pointer()) {
       auto base = value(*ix->object);
       if (!base) return std::unexpected(base.error());
-      return plus(base->text, offset);
+      return element_address(*ix, base->text, guard);
     }
-    auto base = address_of(*ix->object);
+    auto base = address_of(*ix->object, guard);
     if (!base) return base;
-    return plus(*base, offset);
+    return element_address(*ix, *base, guard);
   }
   return std::unexpected(unsupported(e, fmt::format("'{}' has no address", e.text)));
 }
@@ -75,11 +102,13 @@ static bool object_in_user_memory(const Expr& e) {
 Result<CValue> FunctionGen::memory_value(const Expr& e) {
   if (!e.type.is_integer())
     return std::unexpected(unsupported(e, fmt::format("'{}' is not a number", e.text)));
-  auto address = address_of(e);
+  std::string guard;
+  auto address = address_of(e, guard);
   if (!address) return std::unexpected(address.error());
   Type t = e.type;
   if (t.is_pointer()) t = Type::integer(64, false);
-  std::string local = read_into_local(*address, c_type_of(t), t.bits / 8, *address,
+  std::string from = guarded(*address, guard);
+  std::string local = read_into_local(from, c_type_of(t), t.bits / 8, from,
                                       object_in_user_memory(e), e.text);
   return CValue{local, t};
 }
@@ -91,12 +120,38 @@ Result<CValue> FunctionGen::record_element(const Expr& e, const Index& ix) {
     return std::unexpected(unsupported(e, fmt::format("probe '{}' has no array '{}'",
                                                       env_.probe->spec, ix.object->text)));
   reads_record_ = true;
+  std::string type = c_type_of(e.type);
+  if (ix.variable) return record_element_chosen(e, ix, *tf);
   uint64_t offset = static_cast<uint64_t>(tf->offset) + ix.at * static_cast<uint64_t>(ix.elem_size);
   std::string local = fmt::format("args_{}_{}", ref->name, ix.at);
-  std::string type = c_type_of(e.type);
   return CValue{cached(local, fmt::format("{} {} = *({} *)((char *){} + {});", type, local, type,
                                           env_.ctx, offset)),
                 e.type};
+}
+
+// `args.ARR[I]` with a variable I: the verifier refuses a variable offset into the record, so
+// I chooses among the elements by comparison (the checker bounds their number); past the end: 0.
+Result<CValue> FunctionGen::record_element_chosen(const Expr& e, const Index& ix,
+                                                  const TracepointField& tf) {
+  std::string key = "record:" + e.text;
+  if (auto it = memory_locals_.find(key); it != memory_locals_.end())
+    return CValue{it->second, e.type};
+  auto index = value(*ix.index);
+  if (!index) return std::unexpected(index.error());
+  std::string type = c_type_of(e.type);
+  std::string at = fresh("at");
+  line(fmt::format("u64 {} = (u64)({});", at, index->text));
+  std::string local = fresh("elem");
+  line(fmt::format("{} {} = 0;", type, local));
+  line(fmt::format("switch ({}) {{", at));
+  for (uint64_t i = 0; i < ix.bound; ++i) {
+    uint64_t offset = static_cast<uint64_t>(tf.offset) + i * static_cast<uint64_t>(ix.elem_size);
+    line(fmt::format("  case {}: {} = *({} *)((char *){} + {}); break;", i, local, type, env_.ctx,
+                     offset));
+  }
+  line("}");
+  memory_locals_.emplace(key, local);
+  return CValue{local, e.type};
 }
 
 Result<CValue> FunctionGen::cast_value(const Expr& e, const Cast& c) {
@@ -124,12 +179,13 @@ Result<CValue> FunctionGen::conditional_value(const Expr& e, const Conditional& 
 Result<void> FunctionGen::read_memory_string(const Expr& e, const std::string& dest) {
   if (!e.type.ktype)
     return std::unexpected(unsupported(e, fmt::format("cannot read string '{}'", e.text)));
-  auto address = address_of(e);
+  std::string guard;
+  auto address = address_of(e, guard);
   if (!address) return std::unexpected(address.error());
   bool user = e.type.user_memory;
-  std::string from = *address;
+  std::string from = guarded(*address, guard);
   if (e.type.ktype->kind == KernelType::Kind::Pointer)
-    from = read_into_local(*address, "u64", 8, *address, object_in_user_memory(e), e.text);
+    from = read_into_local(from, "u64", 8, from, object_in_user_memory(e), e.text);
   line(fmt::format("{0}({1}, sizeof({1}), (void *){2});",
                    user ? "bpf_probe_read_user_str" : "bpf_probe_read_kernel_str", dest, from));
   return {};

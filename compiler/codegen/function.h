@@ -105,9 +105,15 @@ class FunctionGen {
   Result<void> emit_parent_task(const Expr& e);
 
   // Kernel and user memory through BTF offsets (codegen_memory.cpp).
-  Result<std::string> address_of(const Expr& e);  // a u64 C expression: where `e` lives
+  // A u64 C expression: where `e` lives; `guard` collects the bound checks of variable indexes
+  // on the way (empty: none), which must hold for the address to be read.
+  Result<std::string> address_of(const Expr& e, std::string& guard);
+  Result<std::string> element_address(const Index& ix, const std::string& base,
+                                      std::string& guard);
   Result<CValue> memory_value(const Expr& e);     // a member or element, read into a local
   Result<CValue> record_element(const Expr& e, const Index& ix);  // `args.ARR[N]`
+  Result<CValue> record_element_chosen(const Expr& e, const Index& ix,
+                                       const TracepointField& tf);  // `args.ARR[I]`
   Result<CValue> cast_value(const Expr& e, const Cast& c);
   Result<CValue> conditional_value(const Expr& e, const Conditional& c);
   Result<void> read_memory_string(const Expr& e, const std::string& dest);

@@ -51,7 +51,8 @@ ExprPtr clone_expr(const Expr& e) {
         } else if constexpr (std::is_same_v<T, Member>) {
           return Member{clone_expr(*n.object), n.name, n.arrow, n.name_loc, n.offset};
         } else if constexpr (std::is_same_v<T, Index>) {
-          return Index{clone_expr(*n.object), clone_expr(*n.index), n.at, n.elem_size};
+          return Index{clone_expr(*n.object), clone_expr(*n.index), n.at, n.elem_size, n.variable,
+                       n.bound};
         } else if constexpr (std::is_same_v<T, Cast>) {
           return Cast{n.type_name, clone_expr(*n.operand)};
         } else if constexpr (std::is_same_v<T, Conditional>) {

@@ -101,13 +101,16 @@ struct Member {
   SourceLoc name_loc;
   int offset = 0;  // checker: bytes from the struct's start
 };
-// `OBJECT[INDEX]` with a constant index: an element of an array, or the INDEX-th one a pointer
-// points at.
+// `OBJECT[INDEX]`: an element of an array, or the INDEX-th one a pointer points at. The index
+// is a constant (`at`) or an integer expression evaluated per event (`variable`), checked at run
+// time against `bound` (an array's length; 0 for a pointer, which has none).
 struct Index {
   ExprPtr object;
   ExprPtr index;
-  uint64_t at = 0;     // checker: the constant index
-  int elem_size = 0;   // checker: bytes per element
+  uint64_t at = 0;        // checker: the constant index
+  int elem_size = 0;      // checker: bytes per element
+  bool variable = false;  // checker: the index is not a constant
+  uint64_t bound = 0;     // checker: a variable index must be below this (0: no bound)
 };
 // `(u32)x`, `(s64)retval`, `(struct sock *)args.skaddr`.
 struct Cast {

@@ -70,7 +70,7 @@ TEST_CASE("casts and ?: on a negative return value: (s32), (u8), (u16), 0 - retv
   }
 }
 
-TEST_CASE("args.ARR[N]: raw_syscalls:sys_enter's args[2] is openat's flags") {
+TEST_CASE("args.ARR[N]: raw_syscalls:sys_enter's args[2] is openat's flags, by a constant or run-time index") {
   BPFQL_REQUIRE_ROOT();
   TempDir dir;
   TraceRun run = trace({.queries = {query_file("btf-raw-args.yml")},
@@ -79,6 +79,10 @@ TEST_CASE("args.ARR[N]: raw_syscalls:sys_enter's args[2] is openat's flags") {
   json rows = final_rows(run, "btf-raw-args");
   json row = row_where(rows, {{"flags", 0}});  // O_RDONLY
   CHECK(as_int(row["calls"]) == 5);
+  CHECK(as_int(row["path"]) != 0);  // the path pointer, args[1], again chosen per event
+  CHECK(row["path_by_id"] == row["path"]);
+  CHECK(as_int(row["past"]) == 0);
+  CHECK(rows.size() == 1);
 }
 
 TEST_CASE("library process/execsnoop: the workload's exec with its whole command line") {

@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -657,35 +658,51 @@ TEST_CASE("tcplife side by side with a bpftrace rewrite of tcplife.bt: each sess
   CHECK(ours == theirs);
 }
 
-TEST_CASE("tcpaccept side by side with a bpftrace rewrite of tcpaccept.bt: the listener's handshakes") {
+TEST_CASE("tcpaccept side by side with a bpftrace rewrite: each accept() with its process and ports") {
   BPFQL_REQUIRE_ROOT();
-  LoopbackPort listener(/*listening=*/true);
-  std::string port = std::to_string(listener.port());
+  // The workload listens on 127.0.0.1, connects 4 times to itself and accepts them: accept()
+  // twice, accept4() twice. It reports the listener's port and each accepted client's port.
   ReferenceTool bt;
   TraceRun run = trace({.queries = {library("net/tcpaccept")},
-                        .workload = {"connect", "3", port},
-                        .params = {{"port", port}},
+                        .workload = {"accept", "4"},
                         .pass_pid = false,
-                        .while_tracing = [&](const Process&) {
-                          // tcpaccept.bt needs a kretprobe on inet_csk_accept: the SYN_RECV ->
-                          // ESTABLISHED change of the listener's child instead.
-                          bt.start(bpftrace_e("tracepoint:sock:inet_sock_set_state /args->protocol == 6 && "
-                                              "args->oldstate == 3 && args->newstate == 1 && args->sport == " + port +
-                                              "/ { printf(\"accept %s %d %s %d\\n\", ntop(args->saddr), args->sport, "
-                                              "ntop(args->daddr), args->dport); }"),
+                        .pid_option = true,
+                        .while_tracing_pid = [&](pid_t pid) {
+                          // tcpaccept.bt needs a kretprobe on inet_csk_accept: the same socket
+                          // through the fd table at the syscalls' return instead.
+                          bt.start(bpftrace_e(
+                                       "tracepoint:syscalls:sys_exit_accept, tracepoint:syscalls:sys_exit_accept4 "
+                                       "/args->ret >= 0 && pid == " + std::to_string(pid) + "/ { "
+                                       "$sk = ((struct socket *)(*(curtask->files->fdt->fd + args->ret))->private_data)->sk; "
+                                       "$d = $sk->__sk_common.skc_dport; "
+                                       "printf(\"accept %d %s %s %d %s %d\\n\", pid, comm, ntop($sk->__sk_common.skc_rcv_saddr), "
+                                       "$sk->__sk_common.skc_num, ntop($sk->__sk_common.skc_daddr), (($d & 0xff) << 8) | ($d >> 8)); }"),
                                    "ready");
                         }});
   std::vector<std::string> reference = bt.stop();
-  INFO("stderr:\n" << run.err << "bpftrace:\n" << joined(reference));
-  std::multiset<std::string> ours, theirs;  // "accept LADDR LPORT RADDR RPORT"
+  INFO("stderr:\n" << run.err << "bpftrace:\n" << joined(reference) << "workload:\n" << run.workload_out);
+  CHECK(run.status.exited_with(0));
+  // The workload's own account: "done accept-port P", then "done accept-client P" per accept.
+  std::string port;
+  std::vector<std::string> expected;
+  std::istringstream out(run.workload_out);
+  for (std::string line; std::getline(out, line);) {
+    if (line.rfind("done accept-port ", 0) == 0) port = line.substr(17);
+    if (line.rfind("done accept-client ", 0) == 0) expected.push_back(line.substr(19));
+  }
+  REQUIRE(expected.size() == 4);
+  std::string prefix = "accept " + std::to_string(run.workload_pid) + " bpfql-wl 127.0.0.1 " + port + " 127.0.0.1 ";
+  std::multiset<std::string> ours, theirs;  // "accept PID COMM LADDR LPORT RADDR RPORT"
   for (const json& e : events_of(run, "tcpaccept"))
-    ours.insert("accept " + e["laddr"].get<std::string>() + " " + std::to_string(as_int(e["lport"])) + " " +
-                e["raddr"].get<std::string>() + " " + std::to_string(as_int(e["rport"])));
+    ours.insert("accept " + std::to_string(as_int(e["pid"])) + " " + e["comm"].get<std::string>() + " " +
+                   e["laddr"].get<std::string>() + " " + std::to_string(as_int(e["lport"])) + " " +
+                   e["raddr"].get<std::string>() + " " + std::to_string(as_int(e["rport"])));
   for (const std::string& line : reference)
     if (line.rfind("accept ", 0) == 0) theirs.insert(line);
-  CHECK(ours.size() == 3);
-  for (const auto& l : ours) CHECK(l.rfind("accept 127.0.0.1 " + port + " 127.0.0.1 ", 0) == 0);
-  CHECK(ours == theirs);
+  std::multiset<std::string> known;
+  for (const auto& client : expected) known.insert(prefix + client);
+  CHECK(ours == known);
+  CHECK(theirs == known);
 }
 
 // A memory cgroup (v1, as mounted here) of its own with a small limit, removed at scope exit.

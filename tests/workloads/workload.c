@@ -46,6 +46,13 @@
 //                        (ETIMEDOUT). Run it in a network namespace of its own with
 //                        net.ipv4.tcp_syn_linear_timeouts=0: with linear timeouts the retries
 //                        are bounded by time (1 s apart up to the 7 s that N = 2 allows), not count
+//   accept N             listen on 127.0.0.1 (a port the kernel picks), make N connections to
+//                        it, then take them: accept() for the even ones, accept4() for the odd
+//                        ones; reports "done accept-port PORT" and "done accept-client PORT" for
+//                        each client's port, in accept order
+//   file-write N SIZE PATH  open PATH (O_WRONLY|O_CREAT|O_APPEND), N write()s of SIZE bytes, close
+//   file-read N SIZE PATH   open PATH (O_RDONLY), N read()s of exactly SIZE bytes, close (PATH
+//                        must hold N * SIZE bytes: write them first)
 //
 // Before doing anything it names itself "bpfql-wl" and waits until stdin is readable (a line or
 // EOF), so a test can attach bpfql to its pid first. It waits with poll() and never reads stdin:
@@ -156,6 +163,18 @@ static void do_openat(long n, const char* path, int flags, int must_fail) {
   }
 }
 
+// A regular file with a known name, read or written in known sizes (the fd table tests).
+static void do_file_io(long n, long size, const char* path, char* buf, int writing) {
+  int fd = open(path, writing ? O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC : O_RDONLY | O_CLOEXEC,
+                0600);
+  if (fd < 0) die(path);
+  for (long i = 0; i < n; ++i) {
+    ssize_t done = writing ? write(fd, buf, (size_t)size) : read(fd, buf, (size_t)size);
+    if (done != size) die(writing ? "short write to a file" : "short read from a file");
+  }
+  close(fd);
+}
+
 static long long thread_cpu_ns(void) {
   struct timespec ts;
   if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) die("clock_gettime");
@@ -236,6 +255,35 @@ static void do_connect_refused(long n, long port) {
       usage("connect-refused: something listens on PORT");
     close(fd);
   }
+}
+
+static void do_accept(long n) {
+  struct sockaddr_in addr = {.sin_family = AF_INET};
+  socklen_t len = sizeof addr;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listener < 0 || bind(listener, (struct sockaddr*)&addr, len) != 0 || listen(listener, 64) != 0 ||
+      getsockname(listener, (struct sockaddr*)&addr, &len) != 0)
+    die("listen on 127.0.0.1");
+  note("accept-port", ntohs(addr.sin_port));
+  int clients[64];
+  if (n > 64) usage("accept: at most 64");
+  for (long i = 0; i < n; ++i) {
+    clients[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (clients[i] < 0 || connect(clients[i], (struct sockaddr*)&addr, sizeof addr) != 0)
+      die("connect to the listener");
+  }
+  for (long i = 0; i < n; ++i) {
+    struct sockaddr_in peer;
+    socklen_t peer_len = sizeof peer;
+    int fd = i % 2 == 0 ? accept(listener, (struct sockaddr*)&peer, &peer_len)
+                        : accept4(listener, (struct sockaddr*)&peer, &peer_len, SOCK_CLOEXEC);
+    if (fd < 0) die("accept");
+    note("accept-client", ntohs(peer.sin_port));
+    close(fd);
+  }
+  for (long i = 0; i < n; ++i) close(clients[i]);
+  close(listener);
 }
 
 // Not static: threadsnoop resolves the start routine's name from the symbol table.
@@ -420,7 +468,7 @@ static int parse_steps(int argc, char** argv, struct step* steps, int max_steps)
     if (!strcmp(name, "getppid") || !strcmp(name, "getpid") || !strcmp(name, "read-sizes") ||
         !strcmp(name, "fork") || !strcmp(name, "spin") || !strcmp(name, "child-getppid") ||
         !strcmp(name, "threads") || !strcmp(name, "pingpong") || !strcmp(name, "free") ||
-        !strcmp(name, "contend")) {
+        !strcmp(name, "contend") || !strcmp(name, "accept")) {
       args_needed = 1;
     } else if (!strcmp(name, "getppid-paced") || !strcmp(name, "read") || !strcmp(name, "write") ||
                !strcmp(name, "openat") || !strcmp(name, "open-missing") || !strcmp(name, "mixed") ||
@@ -433,6 +481,13 @@ static int parse_steps(int argc, char** argv, struct step* steps, int max_steps)
       s->a = number(argv[i]);
       s->b = number(argv[i + 1]);
       s->c = number(argv[i + 2]);
+      i += 3;
+      continue;
+    } else if (!strcmp(name, "file-write") || !strcmp(name, "file-read")) {
+      if (i + 3 > argc) usage("missing step arguments");
+      s->a = number(argv[i]);
+      s->b = number(argv[i + 1]);
+      s->path = argv[i + 2];
       i += 3;
       continue;
     } else if (!strcmp(name, "sleep") || !strcmp(name, "nanosleep")) {
@@ -491,6 +546,9 @@ static void run_step(struct step* s, int zero_fd, int null_fd) {
   else if (!strcmp(name, "malloc")) do_malloc(s->a, s->b);
   else if (!strcmp(name, "free")) do_free(s->a);
   else if (!strcmp(name, "connect-dropped")) do_connect_dropped(s->a, s->b);
+  else if (!strcmp(name, "accept")) do_accept(s->a);
+  else if (!strcmp(name, "file-write")) do_file_io(s->a, s->b, s->path, s->buf, 1);
+  else if (!strcmp(name, "file-read")) do_file_io(s->a, s->b, s->path, s->buf, 0);
   else if (!strcmp(name, "mixed")) {
     do_getppid(s->a);
     do_read(zero_fd, s->a, s->b, s->buf);

@@ -160,13 +160,84 @@ TEST_CASE("indexing: constant indexes, bounds checked against the array") {
   CHECK(first_stream(*p).type.describe() == "u64");
   CHECK(check_error(on("tracepoint:raw_syscalls:sys_enter", "args.args[6]")) ==
         "3:16: index 6 is out of bounds: field 'args' is a 'unsigned long[6]' (indexes 0..5)");
-  CHECK(check_error(on("tracepoint:raw_syscalls:sys_enter", "args.args[pid]")) ==
-        "3:16: the index 'pid' must be a constant from 0 to 4096");
+  CHECK(check_error(on("tracepoint:raw_syscalls:sys_enter", "args.args[5000]")) ==
+        "3:16: the index '5000' is 5000; a constant index is from 0 to 4096");
+  CHECK(check_error(on("tracepoint:raw_syscalls:sys_enter", "args.args[0 - 1]")) ==
+        "3:16: the index '0 - 1' is -1; a constant index is from 0 to 4096");
   CHECK(check_error(on(kExecve, "curtask->comm[20]")) ==
         "3:6: 'curtask->comm' is a string; bpfql does not index strings");
   auto bytes = check_yaml(on("tracepoint:sock:inet_sock_set_state", "args.daddr[3]"));
   REQUIRE_MESSAGE(bytes, bytes.error().message);
   CHECK(first_stream(*bytes).type.describe() == "u8");
+}
+
+TEST_CASE("parser: an index is any expression, up to its ']'") {
+  auto e = b::parse_expression("curtask->files->fdt->fd[args.fd + 1]->f_pos",
+                               b::SourceLoc{"q.yml", 1, 1});
+  REQUIRE(e);
+  const auto& pos = std::get<b::Member>((*e)->node);
+  const auto& ix = std::get<b::Index>(pos.object->node);
+  CHECK(ix.index->text == "args.fd + 1");
+  CHECK(ix.index->as<b::Binary>());
+  CHECK(std::get<b::Member>(ix.object->node).name == "fd");
+}
+
+TEST_CASE("variable indexes: a pointer has no bound, an array its length, checked per event") {
+  const char* read = "tracepoint:syscalls:sys_enter_read";
+  // struct file **fd: the file behind a descriptor, its name a string through str().
+  auto p = check_yaml(on(read, "str(curtask->files->fdt->fd[args.fd]->f_path.dentry->d_name.name)"));
+  REQUIRE_MESSAGE(p, p.error().message);
+  CHECK(first_stream(*p).type.is_string());
+  CHECK(first_stream(*p).type.source == b::StringSource::KernelPtr);
+
+  auto file = check_yaml(on(read, "curtask->files->fdt->fd[args.fd]"));
+  REQUIRE_MESSAGE(file, file.error().message);
+  const auto& fd = std::get<b::Index>(first_stream(*file).node);
+  CHECK(fd.variable);
+  CHECK(fd.bound == 0);
+  CHECK(fd.elem_size == 8);
+  CHECK(first_stream(*file).type.ktype->spelling() == "struct file");
+
+  // struct file *fd_array[64]: a variable index is checked against 64 in the program.
+  auto array = check_yaml(on(read, "curtask->files->fd_array[(u32)args.fd]"));
+  REQUIRE_MESSAGE(array, array.error().message);
+  const auto& in_array = std::get<b::Index>(first_stream(*array).node);
+  CHECK(in_array.variable);
+  CHECK(in_array.bound == 64);
+  CHECK_FALSE(std::get<b::Index>(first_stream(*check_yaml(on(read, "curtask->files->fd_array[63]")))
+                                     .node)
+                  .variable);
+  CHECK(check_error(on(read, "curtask->files->fd_array[64]")) ==
+        "3:31: index 64 is out of bounds: 'curtask->files->fd_array' is a struct file *[64] "
+        "(indexes 0..63)");
+
+  // retval at an exit; a record array chosen by a variable index.
+  auto ret = check_yaml(on("tracepoint:syscalls:sys_exit_accept4", "curtask->files->fdt->fd[retval]"));
+  REQUIRE_MESSAGE(ret, ret.error().message);
+  auto raw = check_yaml(on("tracepoint:raw_syscalls:sys_enter", "args.args[pid % 6]"));
+  REQUIRE_MESSAGE(raw, raw.error().message);
+  CHECK(std::get<b::Index>(first_stream(*raw).node).bound == 6);
+  CHECK(first_stream(*raw).type.describe() == "u64");
+}
+
+TEST_CASE("variable index errors: not an integer, not indexable, not at this probe") {
+  const char* read = "tracepoint:syscalls:sys_enter_read";
+  CHECK(check_error(on(read, "curtask->files->fdt->fd[comm]")) ==
+        "3:30: the index 'comm' is a string; an index is an integer");
+  CHECK(check_error(on(read, "curtask->files->fdt->fd[args.fd > 2]")) ==
+        "3:30: the index 'args.fd > 2' is a bool; an index is an integer");
+  CHECK(check_error(on(read, "curtask->files->fdt->fd[curtask->files]")) ==
+        "3:30: the index 'curtask->files' is a pointer (to a struct files_struct); an index is an "
+        "integer");
+  CHECK(check_error(on(read, "curtask->pid[args.fd]")) ==
+        "3:6: 'curtask->pid' is a s32, not an array or a typed pointer");
+  CHECK(check_error(on(read, "curtask->files->fdt->fd[retval]")).find("retval") !=
+        std::string::npos);
+  std::string yaml = on(read, "curtask->files->fdt->fd[comm]");
+  auto p = check_yaml(yaml);
+  REQUIRE_FALSE(p);
+  std::string shown = b::format_diagnostic(p.error(), yaml);
+  CHECK(shown.find("\n                               ^") != std::string::npos);
 }
 
 TEST_CASE("casts to fixed-width integers and the conditional") {

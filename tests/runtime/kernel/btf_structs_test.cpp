@@ -26,7 +26,8 @@ namespace {
 const char* kFixture = BPFQL_FIXTURE_DIR "/btf/structs.txt";
 // The structs the fixture holds: what the unit tests and the library queries reach.
 const char* kStructs[] = {"task_struct", "sched_entity", "cfs_rq", "sock", "sock_common",
-                          "__kernel_timespec", "signal_struct", "mm_struct"};
+                          "__kernel_timespec", "signal_struct", "mm_struct", "files_struct",
+                          "fdtable", "file", "path", "dentry", "qstr", "inode", "socket"};
 
 bool have_btf() { return std::filesystem::exists("/sys/kernel/btf/vmlinux"); }
 
