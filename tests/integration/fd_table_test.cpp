@@ -26,12 +26,6 @@ std::vector<std::string> file_io_steps(const TempDir& dir) {
   return {"file-write", "3", "100", path, "file-read", "2", "150", path};
 }
 
-std::string joined(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const auto& l : lines) out += l + "\n";
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("fd[args.fd]: the exact name of the file behind each read() and write() descriptor") {
@@ -106,7 +100,7 @@ TEST_CASE("library fs/filetop side by side with bpftrace: reads, writes and byte
        },
        .after_workload = [&] { reference = bt.stop(); }});
   CHECK(run.status.exited_with(0));
-  INFO("stderr:\n" << run.err << "bpftrace:\n" << joined(reference));
+  INFO("stderr:\n" << run.err << "bpftrace:\n" << lines_text(reference));
   // bpftrace's maps: "@r[TID, NAME]: N".
   std::map<std::tuple<std::string, int64_t, std::string>, int64_t> theirs;
   for (const std::string& line : reference) {

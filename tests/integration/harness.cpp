@@ -75,6 +75,10 @@ std::string query_file(const std::string& name) {
   return std::string(BPFQL_INTEGRATION_QUERY_DIR) + "/" + name;
 }
 
+std::string library_query(const std::string& name) {
+  return std::string(BPFQL_QUERY_LIBRARY_DIR) + "/" + name + ".yml";
+}
+
 TraceRun trace(const TraceSpec& spec) {
   TraceRun run;
   std::vector<std::string> workload_argv{BPFQL_WORKLOAD};

@@ -46,6 +46,8 @@ class TempDir {
 
 // tests/integration/queries/NAME
 std::string query_file(const std::string& name);
+// The library query NAME ("sched/runqlat"): its file in the source tree's queries/.
+std::string library_query(const std::string& name);
 
 // Interrupt: send `stop_signal` once the workload finished. OnItsOwn: wait for stop_after.
 enum class Stop { Interrupt, OnItsOwn };

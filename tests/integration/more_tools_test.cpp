@@ -25,22 +25,6 @@
 namespace bpfql::test {
 namespace {
 
-std::string library(const std::string& name) {
-  return std::string(BPFQL_QUERY_LIBRARY_DIR) + "/" + name + ".yml";
-}
-
-std::string joined(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const auto& l : lines) out += l + "\n";
-  return out;
-}
-
-std::string joined(const std::multiset<std::string>& lines) {
-  std::string out;
-  for (const auto& l : lines) out += l + "\n";
-  return out;
-}
-
 std::vector<json> events_of_pid(const TraceRun& run, const std::string& query) {
   std::vector<json> out;
   for (const json& e : events_of(run, query))
@@ -154,7 +138,7 @@ TEST_CASE("biosnoop --pid side by side with a bpftrace span on the block tracepo
   ReferenceTool bt;
   // --pid: the completions run in the loop device's kworker; before the fix they were filtered
   // on it and no I/O ended (every span stayed open).
-  TraceRun run = trace({.queries = {library("block/biosnoop")},
+  TraceRun run = trace({.queries = {library_query("block/biosnoop")},
                         .pass_pid = false,
                         .pid_option = true,
                         .command = block_workload(dir, loop),
@@ -162,7 +146,7 @@ TEST_CASE("biosnoop --pid side by side with a bpftrace span on the block tracepo
                           bt.start(bpftrace_e(bpftrace_biosnoop(loop)), "ready");
                         }});
   std::vector<std::string> reference = bt.stop();
-  INFO("stderr:\n" << run.err << "bpftrace:\n" << joined(reference));
+  INFO("stderr:\n" << run.err << "bpftrace:\n" << lines_text(reference));
   // "PID COMM OP SECTOR BYTES" per I/O, and its latency by the same text.
   std::multiset<std::string> ours, theirs;
   std::map<std::string, int64_t> our_ns, their_ns;
@@ -181,7 +165,7 @@ TEST_CASE("biosnoop --pid side by side with a bpftrace span on the block tracepo
     theirs.insert(io);
     their_ns[io] = std::stoll(w[6]);
   }
-  INFO("bpfql:\n" << joined(ours) << "bpftrace:\n" << joined(theirs));
+  INFO("bpfql:\n" << lines_text(ours) << "bpftrace:\n" << lines_text(theirs));
   // 8 reads of 64 KiB at sectors 0, 128, ..., 896; 32 writes of 16 KiB from sector 8192 on; all
   // issued by the workload itself (direct I/O is issued in the submitting task).
   std::string me = std::to_string(run.workload_pid) + " bpfql-bio ";
@@ -287,7 +271,7 @@ TEST_CASE(
   TempDir dir;
   ReferenceTool bt;
   TraceRun run = trace(
-      {.queries = {library("block/biolatency")},
+      {.queries = {library_query("block/biolatency")},
        .pass_pid = false,
        .pid_option = true,  // the workload's I/O only: the machine's own goes to vda
        .command = block_workload(dir, loop),
@@ -302,7 +286,7 @@ TEST_CASE(
                   "ready");
        }});
   std::vector<std::string> reference = bt.stop();
-  INFO("stderr:\n" << run.err << "bpftrace:\n" << joined(reference));
+  INFO("stderr:\n" << run.err << "bpftrace:\n" << lines_text(reference));
   std::map<std::string, Buckets> ours;
   for (const json& print : intervals_of(run, "biolatency"))
     for (const json& row : print["rows"])
@@ -328,7 +312,7 @@ TEST_CASE("syncsnoop side by side with syncsnoop.bt: every sync-family call") {
   BPFQL_REQUIRE_ROOT();
   TempDir dir;
   ReferenceTool bt;
-  TraceRun run = trace({.queries = {library("syscalls/syncsnoop")},
+  TraceRun run = trace({.queries = {library_query("syscalls/syncsnoop")},
                         .workload = {"syncs", "3", dir.file("synced")},
                         .pass_pid = false,
                         .pid_option = true,
@@ -336,7 +320,7 @@ TEST_CASE("syncsnoop side by side with syncsnoop.bt: every sync-family call") {
                           bt.start({bpftrace_binary(), "/usr/sbin/syncsnoop.bt"}, "Hit Ctrl-C");
                         }});
   std::vector<std::string> reference = bt.stop();
-  INFO("stderr:\n" << run.err << "syncsnoop.bt:\n" << joined(reference));
+  INFO("stderr:\n" << run.err << "syncsnoop.bt:\n" << lines_text(reference));
   // "PID COMM CALL" with CALL the system call's name.
   auto call_of = [](const std::string& probe) {
     for (const std::string prefix : {"sys_enter_", "sys_exit_"})
@@ -356,7 +340,7 @@ TEST_CASE("syncsnoop side by side with syncsnoop.bt: every sync-family call") {
     if (w.size() == 4 && w[1] == std::to_string(run.workload_pid))
       theirs.insert(w[1] + " " + w[2] + " " + call_of(w[3]));
   }
-  INFO("bpfql:\n" << joined(ours) << "syncsnoop.bt:\n" << joined(theirs));
+  INFO("bpfql:\n" << lines_text(ours) << "syncsnoop.bt:\n" << lines_text(theirs));
   std::string me = std::to_string(run.workload_pid) + " bpfql-wl ";
   for (const std::string call : {"sync", "syncfs", "fsync", "fdatasync"})
     CHECK(ours.count(me + call) == 3);
@@ -376,7 +360,7 @@ TEST_CASE("funclatency side by side with a bpftrace uprobe/uretprobe span: calls
   ReferenceTool bt;
   std::string function = std::string(BPFQL_UPROBE_TARGET) + ":bpfql_target_add";
   TraceRun run =
-      trace({.queries = {library("lang/funclatency")},
+      trace({.queries = {library_query("lang/funclatency")},
              .params = {{"target", BPFQL_UPROBE_TARGET}, {"function", "bpfql_target_add"}},
              .pass_pid = false,
              .pid_option = true,
@@ -392,7 +376,7 @@ TEST_CASE("funclatency side by side with a bpftrace uprobe/uretprobe span: calls
                         "ready");
              }});
   std::vector<std::string> reference = bt.stop();
-  INFO("stderr:\n" << run.err << "bpftrace:\n" << joined(reference));
+  INFO("stderr:\n" << run.err << "bpftrace:\n" << lines_text(reference));
   Buckets ours;
   for (const json& print : intervals_of(run, "funclatency"))
     for (const json& row : print["rows"])
@@ -412,7 +396,7 @@ TEST_CASE(
   ReferenceTool bt;
   // 50 blocks of 4321 bytes, 20 freed: 30 outstanding, 129630 bytes.
   TraceRun run = trace(
-      {.queries = {library("mm/memleak")},
+      {.queries = {library_query("mm/memleak")},
        .workload = {"malloc", "50", "4321", "free", "20"},
        .pass_pid = false,
        .pid_option = true,
@@ -441,7 +425,7 @@ TEST_CASE(
                   "ready");
        }});
   std::vector<std::string> reference = bt.stop();
-  INFO("stderr:\n" << run.err << "bpftrace:\n" << joined(reference));
+  INFO("stderr:\n" << run.err << "bpftrace:\n" << lines_text(reference));
   // bpfql: the blocks freed, by allocating stack; the ones still held are counted at exit.
   int64_t frees = 0;
   for (const json& print : intervals_of(run, "memleak"))
@@ -451,7 +435,7 @@ TEST_CASE(
     }
   CHECK(frees == 20);
   CHECK(run.err.find("query memleak: 30 spans still open at exit") != std::string::npos);
-  CHECK(joined(reference).find("held 30 129630 freed 20\n") != std::string::npos);
+  CHECK(lines_text(reference).find("held 30 129630 freed 20\n") != std::string::npos);
 }
 
 TEST_CASE("tcpretrans side by side with a bpftrace program on tcp_retransmit_skb: dropped SYNs") {
@@ -463,7 +447,7 @@ TEST_CASE("tcpretrans side by side with a bpftrace program on tcp_retransmit_skb
   std::string linear = "/proc/sys/net/ipv4/tcp_syn_linear_timeouts";
   ReferenceTool bt;
   TraceRun run = trace(
-      {.queries = {library("net/tcpretrans")},
+      {.queries = {library_query("net/tcpretrans")},
        .pass_pid = false,
        .command = {"/usr/bin/unshare", "-n", "/bin/sh", "-c",
                    "/usr/sbin/ip link set lo up && { [ ! -e " + linear + " ] || echo 0 > " +
@@ -477,7 +461,7 @@ TEST_CASE("tcpretrans side by side with a bpftrace program on tcp_retransmit_skb
              "ready");
        }});
   std::vector<std::string> reference = bt.stop();
-  INFO("stderr:\n" << run.err << "bpftrace:\n" << joined(reference));
+  INFO("stderr:\n" << run.err << "bpftrace:\n" << lines_text(reference));
   // "LADDR LPORT RADDR RPORT STATE"
   std::multiset<std::string> ours, theirs;
   for (const json& e : events_of(run, "tcpretrans")) {
@@ -492,7 +476,7 @@ TEST_CASE("tcpretrans side by side with a bpftrace program on tcp_retransmit_skb
     if (w.size() == 6 && w[0] == "rt")
       theirs.insert(w[1] + " " + w[2] + " " + w[3] + " " + w[4] + " " + w[5]);
   }
-  INFO("bpfql:\n" << joined(ours) << "bpftrace:\n" << joined(theirs));
+  INFO("bpfql:\n" << lines_text(ours) << "bpftrace:\n" << lines_text(theirs));
   REQUIRE(ours.size() == 2);
   CHECK(ours.begin()->rfind("127.0.0.1 ", 0) == 0);
   CHECK(ours.begin()->find(" 127.0.0.1 " + port + " 2") != std::string::npos);

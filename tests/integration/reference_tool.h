@@ -58,6 +58,14 @@ class ReferenceTool {
   bool started_ = false;
 };
 
+// Lines (a tool's output, a set of events) as one text, one a line, for INFO messages.
+template <typename Lines>
+std::string lines_text(const Lines& lines) {
+  std::string out;
+  for (const auto& line : lines) out += line + "\n";
+  return out;
+}
+
 inline std::vector<std::string> split_words(const std::string& line) {
   std::istringstream in(line);
   std::vector<std::string> out;

@@ -16,16 +16,6 @@
 namespace bpfql::test {
 namespace {
 
-std::string library(const std::string& name) {
-  return std::string(BPFQL_QUERY_LIBRARY_DIR) + "/" + name + ".yml";
-}
-
-std::string joined(const std::vector<std::string>& lines) {
-  std::string all;
-  for (const auto& line : lines) all += line + "\n";
-  return all;
-}
-
 // Five timer wakeups, then 300 ms of CPU each for the workload and a child pinned to one CPU.
 const std::vector<std::string> kSleepsAndContention = {"sleep", "20", "20",      "20",
                                                        "20",    "20", "contend", "300"};
@@ -106,7 +96,7 @@ std::vector<std::string> runqlat_bt(pid_t pid) {
 // fix in codegen.cpp, runqlat's begin at sched_switch was lost there (7 waits for 277 switch-ins).
 TEST_CASE("runqlat: every switch-in of the task ends one wait, begun by a wakeup or a preemption") {
   BPFQL_REQUIRE_ROOT();
-  TraceRun run = trace({.queries = {library("sched/runqlat"), query_file("runq-switches.yml")},
+  TraceRun run = trace({.queries = {library_query("sched/runqlat"), query_file("runq-switches.yml")},
                         .workload = kSleepsAndContention});
   INFO("stderr:\n" << run.err);
   int64_t waits = total(run, "runqlat", "waits");
@@ -133,11 +123,11 @@ TEST_CASE("runqlat side by side with runqlat.bt's probes, on one task: the same 
   BPFQL_REQUIRE_ROOT();
   ReferenceTool bt;
   TraceRun run =
-      trace({.queries = {library("sched/runqlat")},
+      trace({.queries = {library_query("sched/runqlat")},
              .workload = kSleepsAndContention,
              .while_tracing_pid = [&](pid_t pid) { bt.start(runqlat_bt(pid), "ready"); }});
   std::vector<std::string> reference = bt.stop();
-  INFO("stderr:\n" << run.err << "bpftrace:\n" << joined(reference));
+  INFO("stderr:\n" << run.err << "bpftrace:\n" << lines_text(reference));
   REQUIRE(!bt.lost_events());
   int64_t waits = total(run, "runqlat", "waits");
   int64_t spans = value_of(reference, "@spans");

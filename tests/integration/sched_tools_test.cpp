@@ -23,16 +23,6 @@
 namespace bpfql::test {
 namespace {
 
-std::string library(const std::string& name) {
-  return std::string(BPFQL_QUERY_LIBRARY_DIR) + "/" + name + ".yml";
-}
-
-std::string joined(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const auto& l : lines) out += l + "\n";
-  return out;
-}
-
 // `bpftrace -e PROGRAM` where PROGRAM's BEGIN prints "ready"; PID in PROGRAM becomes `pid`.
 std::vector<std::string> bpftrace_e(std::string program, pid_t pid) {
   for (size_t at = program.find("PID"); at != std::string::npos; at = program.find("PID", at))
@@ -222,14 +212,14 @@ TEST_CASE("offcputime side by side with a bpftrace rewrite: blocks by stack, tim
       "    @start[args->prev_pid] = nsecs; @comm[args->prev_pid] = comm; "
       "    @stk[args->prev_pid] = kstack; } } "
       "END { clear(@start); clear(@comm); clear(@stk); }";
-  TraceRun run = trace({.queries = {library("sched/offcputime")},
+  TraceRun run = trace({.queries = {library_query("sched/offcputime")},
                         .workload = {"sleep", "20", "20", "20", "pingpong", std::to_string(kTrips)},
                         .pass_pid = false,
                         .pid_option = true,
                         .stop = Stop::OnItsOwn,  // --pid: the workload's exit ends the run
                         .while_tracing_pid = [&](pid_t pid) { bt.start(bpftrace_e(program, pid), "ready"); }});
   std::vector<std::string> reference = bt.stop();
-  INFO("stderr:\n" << run.err << "\nbpfql:\n" << run.out << "\nbpftrace:\n" << joined(reference));
+  INFO("stderr:\n" << run.err << "\nbpfql:\n" << run.out << "\nbpftrace:\n" << lines_text(reference));
   REQUIRE_MESSAGE(run.status.exited_with(0), "bpfql " << run.status.describe());
 
   std::map<std::string, Blocks> ours, theirs;  // "comm;frame;frame..." from __schedule out
@@ -293,14 +283,14 @@ TEST_CASE("wakeuptime side by side with a bpftrace rewrite: the waker, its stack
       "  @ns[comm, kstack, args->comm] = sum(nsecs - @start[args->pid]); "
       "  @wakeups[comm, kstack, args->comm] = count(); delete(@start[args->pid]); } "
       "END { clear(@start); }";
-  TraceRun run = trace({.queries = {library("sched/wakeuptime")},
+  TraceRun run = trace({.queries = {library_query("sched/wakeuptime")},
                         .workload = {"sleep", "20", "20", "pingpong", std::to_string(kTrips)},
                         .pass_pid = false,
                         .pid_option = true,
                         .stop = Stop::OnItsOwn,  // --pid: the workload's exit ends the run
                         .while_tracing_pid = [&](pid_t pid) { bt.start(bpftrace_e(program, pid), "ready"); }});
   std::vector<std::string> reference = bt.stop();
-  INFO("stderr:\n" << run.err << "\nbpfql:\n" << run.out << "\nbpftrace:\n" << joined(reference));
+  INFO("stderr:\n" << run.err << "\nbpfql:\n" << run.out << "\nbpftrace:\n" << lines_text(reference));
   REQUIRE_MESSAGE(run.status.exited_with(0), "bpfql " << run.status.describe());
 
   // "waker;frame;...;target", the stack from the scheduler's ttwu_do_activate out.
@@ -326,9 +316,13 @@ TEST_CASE("wakeuptime side by side with a bpftrace rewrite: the waker, its stack
         sum.ns += w.ns, sum.count += w.count;
     return sum;
   };
+  // The child answers each trip once the workload has switched out: one wakeup each, but for
+  // the odd trip on a loaded machine where the parent's switch-out is still under way (both
+  // tools then see the same fewer): the tools must agree exactly, and nearly every trip counts.
+  CHECK(by_pong_write(ours).count == by_pong_write(theirs).count);
   for (const auto* side : {&ours, &theirs}) {
-    // The child answers each trip once the workload has switched out: one wakeup each.
-    CHECK(by_pong_write(*side).count == kTrips);
+    CHECK(by_pong_write(*side).count >= kTrips * 9 / 10);
+    CHECK(by_pong_write(*side).count <= kTrips);
     for (const auto& [key, w] : *side) CHECK(key.substr(key.rfind(';')) == ";bpfql-wl");
   }
   MESSAGE("wakeuptime: bpfql bpfql-pong pipe_write " << by_pong_write(ours).count << " wakeups "
@@ -357,14 +351,14 @@ TEST_CASE("cpudist side by side with a bpftrace rewrite: the same runs, in the s
       "    delete(@start[args->prev_pid]); } "
       "  if (args->next_pid != 0) { @start[args->next_pid] = nsecs; } } "
       "END { clear(@start); }";
-  TraceRun run = trace({.queries = {library("sched/cpudist")},
+  TraceRun run = trace({.queries = {library_query("sched/cpudist")},
                         .workload = {"pingpong", std::to_string(kTrips), "sleep", "20", "20", "spin", "30"},
                         .pass_pid = false,
                         .pid_option = true,
                         .stop = Stop::OnItsOwn,  // --pid: the workload's exit ends the run
                         .while_tracing_pid = [&](pid_t pid) { bt.start(bpftrace_e(program, pid), "ready"); }});
   std::vector<std::string> reference = bt.stop();
-  INFO("stderr:\n" << run.err << "\nbpfql:\n" << run.out << "\nbpftrace:\n" << joined(reference));
+  INFO("stderr:\n" << run.err << "\nbpfql:\n" << run.out << "\nbpftrace:\n" << lines_text(reference));
   REQUIRE_MESSAGE(run.status.exited_with(0), "bpfql " << run.status.describe());
 
   int64_t runs = 0;
@@ -406,14 +400,14 @@ TEST_CASE("runqlen side by side with a bpftrace rewrite: K busy processes on one
   const std::string program =
       "profile:hz:99 /pid == PID/ { $q = curtask->se.cfs_rq->nr_queued; "
       "  @len = lhist($q > 0 ? $q - 1 : 0, 0, 32, 1); }";
-  TraceRun run = trace({.queries = {library("sched/runqlen")},
+  TraceRun run = trace({.queries = {library_query("sched/runqlen")},
                         .workload = {"spin-pinned", std::to_string(kSpinners), std::to_string(last_cpu()), "3000"},
                         .pass_pid = false,
                         .pid_option = true,
                         .stop = Stop::OnItsOwn,  // --pid: the workload's exit ends the run
                         .while_tracing_pid = [&](pid_t pid) { bt.start(bpftrace_e(program, pid), "ready"); }});
   std::vector<std::string> reference = bt.stop();
-  INFO("stderr:\n" << run.err << "\nbpfql:\n" << run.out << "\nbpftrace:\n" << joined(reference));
+  INFO("stderr:\n" << run.err << "\nbpfql:\n" << run.out << "\nbpftrace:\n" << lines_text(reference));
   REQUIRE_MESSAGE(run.status.exited_with(0), "bpfql " << run.status.describe());
   std::map<int64_t, int64_t> ours;
   for (const json& print : intervals_of(run, "runqlen"))

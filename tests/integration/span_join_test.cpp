@@ -13,46 +13,10 @@
 #include <doctest/doctest.h>
 
 #include "tests/integration/harness.h"
+#include "tests/integration/reference_tool.h"
 
 namespace bpfql::test {
 namespace {
-
-std::string library(const std::string& name) {
-  return std::string(BPFQL_QUERY_LIBRARY_DIR) + "/" + name + ".yml";
-}
-
-// A bpftrace tool run next to bpfql: started while bpfql is attached, stopped after the workload.
-class Reference {
- public:
-  void start(const std::vector<std::string>& argv) {
-    process_.emplace(Process::spawn(argv));
-    started_ = process_->wait_for_stdout("Hit Ctrl-C", milliseconds(60000));
-    // bpftrace's own start opens hundreds of files: let bpfql drain those events before the
-    // workload runs, so that a full perf buffer cannot drop the workload's.
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-  }
-  std::vector<std::string> stop() {
-    REQUIRE_MESSAGE(started_, "the reference tool did not start:\n" << process_->err());
-    process_->signal(SIGINT);
-    auto status = process_->wait(milliseconds(30000));
-    REQUIRE(status);
-    std::vector<std::string> lines;
-    std::istringstream in(process_->out());
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-    return lines;
-  }
-
- private:
-  std::optional<Process> process_;
-  bool started_ = false;
-};
-
-std::vector<std::string> words(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
 
 TEST_CASE("a probe that both ends and begins: N events give N - 1 spans (funcinterval)") {
   BPFQL_REQUIRE_ROOT();
@@ -158,13 +122,13 @@ TEST_CASE("library opensnoop side by side with bpftrace's opensnoop.bt: same ope
   BPFQL_REQUIRE_ROOT();
   TempDir dir;
   std::string found = dir.file("found"), missing = dir.file("missing");
-  Reference bt;
-  TraceRun run = trace({.queries = {library("syscalls/opensnoop")},
+  ReferenceTool bt;
+  TraceRun run = trace({.queries = {library_query("syscalls/opensnoop")},
                         .workload = {"openat", "4", found, "open-missing", "2", missing},
                         .pass_pid = false,
                         .pid_option = true,  // the machine opens files all the time
                         .while_tracing = [&](const Process&) {
-                          bt.start({"/usr/bin/bpftrace", "/usr/sbin/opensnoop.bt"});
+                          bt.start({"/usr/bin/bpftrace", "/usr/sbin/opensnoop.bt"}, "Hit Ctrl-C");
                         }});
   std::vector<std::string> reference = bt.stop();
   INFO("stderr:\n" << run.err);
@@ -182,7 +146,7 @@ TEST_CASE("library opensnoop side by side with bpftrace's opensnoop.bt: same ope
   }
   // bpftrace: PID COMM FD ERR PATH
   for (const std::string& line : reference) {
-    auto w = words(line);
+    auto w = split_words(line);
     if (w.size() != 5 || w[0] != std::to_string(run.workload_pid)) continue;
     if (w[4] != found && w[4] != missing) continue;
     bpftrace_lines.insert(w[4] + (w[3] == "2" ? " ENOENT" : w[2] != "-1" ? " fd" : " ?"));
@@ -192,14 +156,8 @@ TEST_CASE("library opensnoop side by side with bpftrace's opensnoop.bt: same ope
   CHECK(bpfql_lines.size() == 6);
   CHECK(bpfql_lines.count(found + " fd") == 4);
   CHECK(bpfql_lines.count(missing + " ENOENT") == 2);
-  auto joined = [](const std::multiset<std::string>& lines) {
-    std::string out;
-    for (const auto& l : lines) out += l + "\n";
-    return out;
-  };
-  INFO("bpfql:\n" << joined(bpfql_lines) << "bpftrace:\n" << joined(bpftrace_lines));
-  std::string all;
-  for (const auto& l : reference) all += l + "\n";
+  INFO("bpfql:\n" << lines_text(bpfql_lines) << "bpftrace:\n" << lines_text(bpftrace_lines));
+  std::string all = lines_text(reference);
   INFO("bpftrace output (" << reference.size() << " lines), the end:\n"
        << all.substr(all.size() > 2000 ? all.size() - 2000 : 0));
   if (all.find("Lost ") == std::string::npos) {
@@ -212,13 +170,13 @@ TEST_CASE("library opensnoop side by side with bpftrace's opensnoop.bt: same ope
 
 TEST_CASE("library killsnoop side by side with bpftrace's killsnoop.bt: signal, target, result") {
   BPFQL_REQUIRE_ROOT();
-  Reference bt;
-  TraceRun run = trace({.queries = {library("process/killsnoop")},
+  ReferenceTool bt;
+  TraceRun run = trace({.queries = {library_query("process/killsnoop")},
                         .pass_pid = false,
                         .pid_option = true,
                         .command = {"/bin/sh", "-c", "read x; kill -0 $$; kill -0 2147483646 2>/dev/null; true"},
                         .while_tracing = [&](const Process&) {
-                          bt.start({"/usr/bin/bpftrace", "/usr/sbin/killsnoop.bt"});
+                          bt.start({"/usr/bin/bpftrace", "/usr/sbin/killsnoop.bt"}, "Hit Ctrl-C");
                         }});
   std::vector<std::string> reference = bt.stop();
   INFO("stderr:\n" << run.err);
@@ -232,7 +190,7 @@ TEST_CASE("library killsnoop side by side with bpftrace's killsnoop.bt: signal, 
   // bpftrace: TIME PID COMM SIG TPID RESULT
   std::vector<std::vector<std::string>> theirs;
   for (const std::string& line : reference) {
-    auto w = words(line);
+    auto w = split_words(line);
     if (w.size() == 6 && w[1] == std::to_string(run.workload_pid)) theirs.push_back(w);
   }
   REQUIRE(theirs.size() == 2);
@@ -245,7 +203,7 @@ TEST_CASE("library killsnoop side by side with bpftrace's killsnoop.bt: signal, 
 
 TEST_CASE("library funclatency on a uprobe: one span per call") {
   BPFQL_REQUIRE_ROOT();
-  TraceRun run = trace({.queries = {library("lang/funclatency")},
+  TraceRun run = trace({.queries = {library_query("lang/funclatency")},
                         .params = {{"target", BPFQL_UPROBE_TARGET}, {"function", "bpfql_target_add"}},
                         .pass_pid = false,
                         .command = {BPFQL_UPROBE_TARGET, "300"}});
@@ -259,7 +217,7 @@ TEST_CASE("library biolatency: direct writes are counted from issue to completio
   BPFQL_REQUIRE_ROOT();
   TempDir dir;
   std::string file = "/var/tmp/bpfql-biolatency-test";
-  TraceRun run = trace({.queries = {library("block/biolatency")},
+  TraceRun run = trace({.queries = {library_query("block/biolatency")},
                         .pass_pid = false,
                         .command = {"/bin/sh", "-c",
                                     "read x; dd if=/dev/zero of=" + file +
