@@ -27,7 +27,6 @@ SignalFd::SignalFd() {
     struct sigaction deflt {};
     deflt.sa_handler = SIG_DFL;
     sigaction(sig, &deflt, nullptr);
-    restore_ignored_.push_back(sig);
   }
   fd_ = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   if (fd_ < 0) error_ = errno;
@@ -40,11 +39,13 @@ SignalFd::~SignalFd() {
   take();  // a second Ctrl-C still queued would otherwise kill us as soon as it is unblocked
   if (fd_ >= 0) close(fd_);
   sigaction(SIGPIPE, &old_pipe_, nullptr);
-  for (int sig : restore_ignored_) {
-    struct sigaction ignore {};
-    ignore.sa_handler = SIG_IGN;
-    sigaction(sig, &ignore, nullptr);
-  }
+  // The run is over (its final result printed, its probes detached) and bpfql is about to exit
+  // with its own status: a stop signal from now on (a second Ctrl-C, a supervisor's SIGTERM
+  // racing the traced process's exit) has nothing left to stop and must not turn that status
+  // into "killed by SIGINT". So the three are ignored, not given back to their default action.
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &ignore, nullptr);
   pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
 }
 

@@ -3,7 +3,8 @@
 // for the fd, even during the load) and SIGPIPE is ignored (a closed output pipe then shows as a
 // write error that ends the run cleanly). SIGINT and SIGTERM are taken back if they were ignored
 // (shells start background jobs with SIGINT ignored); an ignored SIGHUP (nohup) stays ignored.
-// The destructor restores all of it.
+// The destructor restores the mask and SIGPIPE, and leaves the three stop signals ignored: it
+// goes when the run is over, and a late stop signal must not kill bpfql before it exits.
 #pragma once
 
 #include <signal.h>
@@ -38,7 +39,6 @@ class SignalFd {
   int error_ = 0;
   sigset_t old_mask_;
   struct sigaction old_pipe_ {};
-  std::vector<int> restore_ignored_;  // SIGINT/SIGTERM that were ignored before
 };
 
 }  // namespace bpfql
