@@ -36,7 +36,7 @@ std::string frame_name(const std::string& frame) {
   return f.substr(0, f.find('+'));
 }
 
-// The frames of a stack from the scheduler's own (`__schedule`, `ttwu_do_activate`) outward:
+// The frames of a stack from the scheduler's own (`__schedule`, `try_to_wake_up`) outward:
 // above them are the tracer's frames, which differ between a raw tracepoint and bpftrace's.
 std::vector<std::string> from_frame(std::vector<std::string> frames, const std::string& first) {
   auto at = std::find(frames.begin(), frames.end(), first);
@@ -280,7 +280,7 @@ TEST_CASE("wakeuptime side by side with a bpftrace rewrite: the waker, its stack
   const std::string program =
       "tracepoint:sched:sched_switch /args->prev_state != 0 && args->prev_state != 0x100 && pid == PID/ { "
       "  @start[args->prev_pid] = nsecs; } "
-      "tracepoint:sched:sched_wakeup /@start[args->pid]/ { "
+      "tracepoint:sched:sched_waking /@start[args->pid]/ { "
       "  @ns[comm, kstack, args->comm] = sum(nsecs - @start[args->pid]); "
       "  @wakeups[comm, kstack, args->comm] = count(); delete(@start[args->pid]); } "
       "END { clear(@start); }";
@@ -294,18 +294,18 @@ TEST_CASE("wakeuptime side by side with a bpftrace rewrite: the waker, its stack
   INFO("stderr:\n" << run.err << "\nbpfql:\n" << run.out << "\nbpftrace:\n" << lines_text(reference));
   REQUIRE_MESSAGE(run.status.exited_with(0), "bpfql " << run.status.describe());
 
-  // "waker;frame;...;target", the stack from the scheduler's ttwu_do_activate out.
+  // "waker;frame;...;target", the stack from try_to_wake_up out.
   std::map<std::string, Blocks> ours, theirs;
   for (const json& row : final_rows(run, "wakeuptime")) {
     std::string key = row["waker"].get<std::string>() + ";" +
-                      stack_text(from_frame(json_frames(row["stack"]), "ttwu_do_activate")) + ";" +
+                      stack_text(from_frame(json_frames(row["stack"]), "try_to_wake_up")) + ";" +
                       row["target"].get<std::string>();
     ours[key].ns += as_int(row["ns"]);
     ours[key].count += as_int(row["wakeups"]);
   }
   auto reference_key = [](const BpftraceEntry& e) {
     REQUIRE(e.keys.size() == 2);
-    return e.keys[0] + ";" + stack_text(from_frame(e.frames, "ttwu_do_activate")) + ";" + e.keys[1];
+    return e.keys[0] + ";" + stack_text(from_frame(e.frames, "try_to_wake_up")) + ";" + e.keys[1];
   };
   for (const auto& e : bpftrace_map(reference, "@ns")) theirs[reference_key(e)].ns += e.value;
   for (const auto& e : bpftrace_map(reference, "@wakeups")) theirs[reference_key(e)].count += e.value;
@@ -317,13 +317,12 @@ TEST_CASE("wakeuptime side by side with a bpftrace rewrite: the waker, its stack
         sum.ns += w.ns, sum.count += w.count;
     return sum;
   };
-  // The child answers each trip once the workload has switched out: one wakeup each, but for
-  // the odd trip on a loaded machine where the parent's switch-out is still under way (both
-  // tools then see the same fewer): the tools must agree exactly, and nearly every trip counts.
+  // The child answers each trip once the workload has switched out: one wakeup each, made in
+  // the child (sched_waking runs in the waker; sched_wakeup would often run in the idle task of
+  // the sleeper's CPU, where a queued remote wakeup completes).
   CHECK(by_pong_write(ours).count == by_pong_write(theirs).count);
   for (const auto* side : {&ours, &theirs}) {
-    CHECK(by_pong_write(*side).count >= kTrips * 9 / 10);
-    CHECK(by_pong_write(*side).count <= kTrips);
+    CHECK(by_pong_write(*side).count == kTrips);
     for (const auto& [key, w] : *side) CHECK(key.substr(key.rfind(';')) == ";bpfql-wl");
   }
   MESSAGE("wakeuptime: bpfql bpfql-pong pipe_write " << by_pong_write(ours).count << " wakeups "
