@@ -19,9 +19,16 @@ CheckOptions with_pid() {
   return options;
 }
 
-const bpfql::CheckedQuery& checked(const bpfql::Result<bpfql::CheckedProgram>& program) {
+// Where the first query's span filters on the pid (by value: the program is a temporary).
+struct PidSides {
+  bool pid_at_begin = false;
+  bool pid_at_end = false;
+};
+
+PidSides checked(const bpfql::Result<bpfql::CheckedProgram>& program) {
   REQUIRE_MESSAGE(program, program.error().message);
-  return program->queries[0];
+  const bpfql::CheckedQuery& q = program->queries[0];
+  return {q.pid_at_begin, q.pid_at_end};
 }
 
 std::string c_of(const std::string& yaml) {
@@ -64,13 +71,13 @@ group_by: comm
 }  // namespace
 
 TEST_CASE("--pid on a sched_switch span: at the side keyed by the task switched out only") {
-  const auto& off = checked(check_yaml(kOffcpu, {}, with_pid()));
+  const PidSides off = checked(check_yaml(kOffcpu, {}, with_pid()));
   CHECK(off.pid_at_begin);
   CHECK_FALSE(off.pid_at_end);  // the end runs in the task the one switched in displaces
-  const auto& dist = checked(check_yaml(kCpudist, {}, with_pid()));
+  const PidSides dist = checked(check_yaml(kCpudist, {}, with_pid()));
   CHECK_FALSE(dist.pid_at_begin);
   CHECK(dist.pid_at_end);
-  const auto& wake = checked(check_yaml(kWakeup, {}, with_pid()));
+  const PidSides wake = checked(check_yaml(kWakeup, {}, with_pid()));
   CHECK(wake.pid_at_begin);
   CHECK_FALSE(wake.pid_at_end);  // sched_wakeup runs in the waker
   // One filter in the program, not two: before the fix the end's filtered the wrong task.
@@ -79,14 +86,14 @@ TEST_CASE("--pid on a sched_switch span: at the side keyed by the task switched 
 }
 
 TEST_CASE("--pid on a span of the task's own probes filters both sides, as before") {
-  const auto& q = checked(check_yaml(
+  const PidSides q = checked(check_yaml(
       "span: {begin: tracepoint:syscalls:sys_enter_read, end: tracepoint:syscalls:sys_exit_read}\n"
       "select: count()\n",
       {}, with_pid()));
   CHECK(q.pid_at_begin);
   CHECK(q.pid_at_end);
   // Keyed by tid, a foreign tracepoint's side is the current task's too.
-  const auto& tid = checked(check_yaml(
+  const PidSides tid = checked(check_yaml(
       "span: {begin: tracepoint:sched:sched_switch, end: tracepoint:sched:sched_wakeup, key: tid}\n"
       "select: count()\n",
       {}, with_pid()));
@@ -113,7 +120,7 @@ select: hist(duration)
 }
 
 TEST_CASE("--pid on an irq's entry and exit filters both: they run in the task interrupted") {
-  const auto& q = checked(check_yaml(
+  const PidSides q = checked(check_yaml(
       "span:\n  begin: tracepoint:irq:softirq_entry\n  end: tracepoint:irq:softirq_exit\n"
       "  key: [cpu, args.vec]\nselect: count()\n",
       {}, with_pid()));
