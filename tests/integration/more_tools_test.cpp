@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tests/integration/harness.h"
+#include "tests/integration/histogram_compare.h"
 #include "tests/integration/reference_tool.h"
 
 namespace bpfql::test {
@@ -191,38 +192,12 @@ TEST_CASE("biosnoop --pid side by side with a bpftrace span on the block tracepo
 }
 
 // Power-of-two buckets, lower bound -> count.
-using Buckets = std::map<int64_t, int64_t>;
 
 Buckets bpfql_buckets(const json& hist) {
   Buckets out;
   for (const json& b : hist)
     if (as_int(b["count"]) > 0) out[as_int(b["min"])] += as_int(b["count"]);
   return out;
-}
-
-int64_t total(const Buckets& b) {
-  int64_t n = 0;
-  for (const auto& [low, count] : b) n += count;
-  return n;
-}
-
-// Each tool's count up to a bucket is covered by the other's up to the next bucket: the two
-// histograms differ by at most one bucket for each value (two programs timing the same events).
-bool within_a_neighbour_bucket(const Buckets& a, const Buckets& b) {
-  std::set<int64_t> bounds;
-  for (const auto& [low, count] : a) bounds.insert(low);
-  for (const auto& [low, count] : b) bounds.insert(low);
-  auto upto = [](const Buckets& h, int64_t bound) {
-    int64_t n = 0;
-    for (const auto& [low, count] : h)
-      if (low <= bound) n += count;
-    return n;
-  };
-  for (int64_t low : bounds) {
-    int64_t next = low == 0 ? 1 : low * 2;
-    if (upto(a, next) < upto(b, low) || upto(b, next) < upto(a, low)) return false;
-  }
-  return true;
 }
 
 // bpftrace's hist(): "@[key]:" then "[8K, 16K)   32 |@@@|" lines (and "[0]", "[1]" for the

@@ -18,6 +18,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/integration/harness.h"
+#include "tests/integration/histogram_compare.h"
 #include "tests/integration/reference_tool.h"
 
 namespace bpfql::test {
@@ -149,32 +150,6 @@ std::string buckets_text(const std::map<int64_t, int64_t>& buckets) {
   std::string out;
   for (const auto& [low, count] : buckets) out += std::to_string(low) + ":" + std::to_string(count) + " ";
   return out;
-}
-
-// Two histograms of the same events timed by two tools: the same total, and each event in the
-// same bucket or a neighbour. With the buckets in order, that holds when neither cumulative
-// count overtakes the other's one bucket further on.
-void check_neighbour_buckets(const std::map<int64_t, int64_t>& a, const std::map<int64_t, int64_t>& b) {
-  std::vector<int64_t> bounds;
-  for (const auto& [low, n] : a) bounds.push_back(low);
-  for (const auto& [low, n] : b) bounds.push_back(low);
-  std::sort(bounds.begin(), bounds.end());
-  bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
-  auto cumulative = [&](const std::map<int64_t, int64_t>& h, int64_t upto) {
-    int64_t n = 0;
-    for (const auto& [low, count] : h)
-      if (low <= upto) n += count;
-    return n;
-  };
-  int64_t total_a = cumulative(a, INT64_MAX), total_b = cumulative(b, INT64_MAX);
-  CHECK(total_a == total_b);
-  // Neighbouring log2 buckets: low * 2 (low 0 and 1 neighbour each other as well).
-  for (int64_t low : bounds) {
-    int64_t next = low == 0 ? 1 : low * 2;
-    INFO("bucket " << low << ", neighbour " << next);
-    CHECK(cumulative(a, low) <= cumulative(b, next));
-    CHECK(cumulative(b, low) <= cumulative(a, next));
-  }
 }
 
 // Time and number of spans, summed over rows.
@@ -376,7 +351,8 @@ TEST_CASE("cpudist side by side with a bpftrace rewrite: the same runs, in the s
   // Each of the 100 blocks in read() and the two sleeps ends a run, and so does the exit.
   CHECK(runs >= kTrips + 3);
   CHECK(runs == their_runs);
-  check_neighbour_buckets(ours, theirs);
+  CHECK(total(ours) == total(theirs));
+  CHECK(within_a_neighbour_bucket(ours, theirs));
 }
 
 // The highest CPU, for K spinners pinned there.
@@ -385,11 +361,6 @@ int last_cpu() {
   return n > 1 ? static_cast<int>(n - 1) : 0;
 }
 
-int64_t total(const std::map<int64_t, int64_t>& buckets) {
-  int64_t n = 0;
-  for (const auto& [low, count] : buckets) n += count;
-  return n;
-}
 
 TEST_CASE("runqlen side by side with a bpftrace rewrite: K busy processes on one CPU") {
   BPFQL_REQUIRE_ROOT();
