@@ -43,6 +43,11 @@ namespace {
 
 // A signal came before tracing began: nothing was measured (the shell's 128 + SIGINT).
 constexpr int kInterruptedStatus = 130;
+// A perf buffer's wakeup may wait for the CPU it fired on to take an interrupt: an idle CPU can
+// sleep until its next timer, seconds away (a uprobe event of a process that then sleeps came
+// 3 s late, after the process was gone, so its stack could no longer be symbolized). Streams
+// are therefore also read at least this often, woken or not.
+constexpr std::chrono::milliseconds kStreamPoll{100};
 
 void say(const std::string& message) { std::cerr << "bpfql: " << message << "\n" << std::flush; }
 
@@ -373,6 +378,8 @@ bool Run::loop(SignalFd& signals) {
   }
 
   epoll_event events[64];
+  const bool streaming = !streams_.fds().empty();
+  auto next_stream_poll = SteadyClock::now() + kStreamPoll;
   for (bool stop = false; !stop;) {
     auto now = SteadyClock::now();
     if (schedule_.should_stop(now)) break;
@@ -387,6 +394,7 @@ bool Run::loop(SignalFd& signals) {
     // Streamed rows a table holds back to size its columns are printed by their deadline.
     auto wakeup = schedule_.next_wakeup();
     if (auto held = output_.flush_deadline()) wakeup = wakeup ? std::min(*wakeup, *held) : *held;
+    if (streaming) wakeup = wakeup ? std::min(*wakeup, next_stream_poll) : next_stream_poll;
     int n = epoll_wait(ep, events, 64, Schedule::timeout_ms(wakeup, now));
     if (n < 0 && errno != EINTR) {
       say(fmt::format("epoll_wait: {}", std::strerror(errno)));
@@ -423,6 +431,10 @@ bool Run::loop(SignalFd& signals) {
       } else {
         delivered += streams_.read_ready(fd);
       }
+    }
+    if (streaming && SteadyClock::now() >= next_stream_poll) {
+      delivered += streams_.drain();
+      next_stream_poll = SteadyClock::now() + kStreamPoll;
     }
     auto held = output_.flush_deadline();
     if (delivered || (held && *held <= SteadyClock::now())) {

@@ -182,6 +182,9 @@ select: [ts, kstack]
   }
 }
 
+// The target sleeps 3 s after its calls, then exits: its stacks are symbolized only if bpfql reads
+// the events while it sleeps. The perf buffer's wakeup waited for the idle CPU's next timer (the
+// sleep's end) in about half of the runs; bpfql reads streams every 100 ms besides.
 TEST_CASE("streamed ustack: each uprobe event has the target's frames, innermost first") {
   BPFQL_REQUIRE_ROOT();
   TraceRun run = trace({.queries = {query_file("stream-stacks.yml")},
