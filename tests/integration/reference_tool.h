@@ -5,6 +5,9 @@
 #pragma once
 
 #include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -16,6 +19,24 @@
 #include "tests/support/process.h"
 
 namespace bpfql::test {
+
+// A stuck process's kernel stack and state, of each of its threads (for a failure message).
+inline std::string where_it_waits(pid_t pid) {
+  std::string out;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    auto slurp = [](const std::filesystem::path& p) {
+      std::ifstream in(p);
+      return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    std::string status = slurp(task.path() / "status");
+    auto state = status.find("State:");
+    out += "thread " + task.path().filename().string() + " " +
+           (state == std::string::npos ? "" : status.substr(state, status.find('\n', state) - state)) +
+           " wchan " + slurp(task.path() / "wchan") + "\n" + slurp(task.path() / "stack");
+  }
+  return out;
+}
 
 class ReferenceTool {
  public:
@@ -36,8 +57,18 @@ class ReferenceTool {
     process_->signal(SIGINT);
     // BCC's Python tools detach each probe on exit, slowly on a loaded machine; any tool's detach
     // also waits behind the kernel's freeing of earlier tests' perf events (event_mutex).
-    auto status = process_->wait(milliseconds(120000));
-    REQUIRE_MESSAGE(status.has_value(), "the reference tool did not stop");
+    auto status = process_->wait(milliseconds(60000));
+    std::string stuck;
+    if (!status) {
+      // Twice in full runs on a busy machine bpftrace had not exited 120 s after its SIGINT:
+      // say where it waits, and ask once more.
+      stuck = where_it_waits(process_->pid());
+      MESSAGE("the reference tool had not stopped 60 s after SIGINT; it waited in:\n" << stuck);
+      process_->signal(SIGINT);
+      status = process_->wait(milliseconds(60000));
+    }
+    REQUIRE_MESSAGE(status.has_value(), "the reference tool did not stop; it waited in:\n"
+                                            << (stuck.empty() ? where_it_waits(process_->pid()) : stuck));
     std::vector<std::string> lines;
     std::istringstream in(process_->out());
     for (std::string line; std::getline(in, line);) lines.push_back(line);
