@@ -124,10 +124,16 @@ PerCpuEntries empty_entries(const MapHandle& map, uint32_t possible_cpus) {
 
 // Batch lookups over the whole map, deleting what was read when `remove`. Returns false (having
 // read nothing) when the kernel does not do batch operations on this map.
-bool batch_read(const MapHandle& map, bool remove, PerCpuEntries& out) {
+// `keys` and `values` are the caller's scratch buffers, grown here as needed.
+bool batch_read(const MapHandle& map, bool remove, PerCpuEntries& out, std::vector<uint8_t>& keys,
+                std::vector<uint8_t>& values) {
   const size_t value_bytes = size_t{out.stride} * out.ncpus;
   uint32_t chunk = std::clamp<uint32_t>(map.max_entries, 1, 8192);
-  std::vector<uint8_t> keys(size_t{chunk} * map.key_size), values(chunk * value_bytes);
+  auto fit = [&] {
+    if (keys.size() < size_t{chunk} * map.key_size) keys.resize(size_t{chunk} * map.key_size);
+    if (values.size() < chunk * value_bytes) values.resize(chunk * value_bytes);
+  };
+  fit();
   // Hash maps use a u32 bucket cursor, arrays a key: room for either.
   std::vector<uint8_t> cursor(std::max<uint32_t>(map.key_size, 8)), next(cursor.size());
   // Room for a full map up front: growing by doubling would copy, and fault in fresh pages for,
@@ -151,8 +157,7 @@ bool batch_read(const MapHandle& map, bool remove, PerCpuEntries& out) {
     if (ret < 0 && err != ENOENT) {
       if (err == ENOSPC && count == 0) {  // one hash bucket holds more than the buffer
         chunk *= 2;
-        keys.resize(size_t{chunk} * map.key_size);
-        values.resize(chunk * value_bytes);
+        fit();
         continue;
       }
       if (first && (err == EINVAL || err == kENOTSUPP || err == EOPNOTSUPP)) return false;
@@ -171,7 +176,7 @@ bool batch_read(const MapHandle& map, bool remove, PerCpuEntries& out) {
 
 PerCpuEntries MapReader::read_hash(const MapHandle& map, bool keep) {
   PerCpuEntries out = empty_entries(map, ncpus_);
-  if (batch_ok_ && batch_read(map, !keep, out)) return out;
+  if (batch_ok_ && batch_read(map, !keep, out, batch_keys_, batch_values_)) return out;
   batch_ok_ = false;
   return read_hash_by_iteration(map, keep);
 }
@@ -202,7 +207,7 @@ PerCpuEntries MapReader::read_hash_by_iteration(const MapHandle& map, bool keep)
 // Arrays keep every index: read them all, then zero them unless `keep`.
 PerCpuEntries MapReader::read_array(const MapHandle& map, bool keep) {
   PerCpuEntries out = empty_entries(map, ncpus_);
-  if (!batch_ok_ || !batch_read(map, false, out)) {
+  if (!batch_ok_ || !batch_read(map, false, out, batch_keys_, batch_values_)) {
     batch_ok_ = false;
     std::vector<uint8_t> value(size_t{out.stride} * out.ncpus);
     for (uint32_t i = 0; i < map.max_entries; ++i) {

@@ -31,6 +31,14 @@ StackSymbolizer StackSymbolizers::for_query(const PlanQuery& query) {
     if (m.fd >= 0 && bpf_obj_get_info(m.fd, &info, &len) == 0) m.value_size = info.value_size;
     tables_[map] = m;
   }
+  if (query.cumulative || query.keep_stacks)
+    return [this, map](ValueKind kind, int32_t id, int pid) {
+      auto key = std::make_tuple(map, kind, id, pid);
+      if (auto it = kept_.find(key); it != kept_.end()) return it->second;
+      StackValue value = symbolize(map, kind, id, pid);
+      if (id >= 0) kept_.emplace(std::move(key), value);  // a negative id is an error, not a stack
+      return value;
+    };
   return [this, map](ValueKind kind, int32_t id, int pid) { return symbolize(map, kind, id, pid); };
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include "compiler/plan.h"
 #include "runtime/load/bpf_object.h"
@@ -41,6 +42,12 @@ class StackSymbolizers {
 
   const BpfObject& bpf_;
   std::map<std::string, StackMap> tables_;
+  // Stacks of maps whose ids are never freed (cumulative queries, as `serve` runs them, and
+  // stacks captured at a span's begin), symbolized once: a print re-reads every key since the
+  // start, and symbolizing a user stack again costs a symbol lookup per frame (and the
+  // process's symbol tables, once it has exited). Keyed by map, kind, id and pid: one id may
+  // be the same addresses in two processes.
+  std::map<std::tuple<std::string, ValueKind, int32_t, int>, StackValue> kept_;
 };
 
 }  // namespace bpfql
