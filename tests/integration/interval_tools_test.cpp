@@ -1,7 +1,8 @@
 // funcinterval and runqslower side by side with a reference on the same workload at the same
 // time. funcinterval: BCC's funcinterval-bpfcc, on a function the traced one calls once per
 // call (python3-bpfcc 0.26 passes the kernel a garbage ref_ctr_offset, and the kernel refuses a
-// second uprobe at an address that has one with another offset: see more_tools_test.cpp).
+// second uprobe at an address that has one with another ref_ctr_offset: see
+// more_tools_test.cpp).
 // runqslower: a bpftrace rewrite on the scheduler tracepoints (runqslower-bpfcc reads
 // task_struct through the 6.1 headers and prints nothing on this kernel, even with four
 // spinners on one CPU).
