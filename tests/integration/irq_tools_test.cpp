@@ -6,9 +6,10 @@
 // datagrams over loopback (a NET_RX run each): each tool counts at least that many. The kernel's
 // own counters (/proc/interrupts, /proc/softirqs), read before and after each tool attached and
 // detached, bound what each can have seen of each name, and how far apart the two can be.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
-#include <unistd.h>
 #include <map>
 #include <set>
 #include <string>
@@ -108,10 +109,11 @@ std::string counts_text(const Counts& c) {
 }
 
 // The kernel's counters bound each tool's count of each name from above: what happened while
-// it may have been attached. Not from below: the kernel counts interrupts that no
-// irq_handler_entry shows (a third of the network card's transmit interrupts here, for bpftrace
-// as for bpfql), and a tracepoint's BPF programs are skipped, all of them at once, when its
-// event comes while a BPF program already runs on the CPU. Both tools see the same events, so
+// it may have been attached. Not from below: the kernel counts interrupts that no program on
+// irq_handler_entry ran for (a third of the network card's transmit interrupts here, for
+// bpftrace as for bpfql, with no recursion misses on the programs: the cause is not known), and
+// a tracepoint's BPF programs are skipped, all of them at once, when its event comes while a
+// BPF program already runs on the CPU. Both tools see the same events, so
 // they agree but for what happened while only one may have been attached (from bpfql's start
 // to the reference's attach, from the workload's end to the reference's exit), and those in
 // flight at a reading (`slack`). `left_out`: what a reference leaves out, by name.
