@@ -441,6 +441,8 @@ static void do_starve(long cpu, long ms) {
   if (hog < 0) die("fork");
   if (hog == 0) {
     prctl(PR_SET_NAME, "bpfql-hog", 0, 0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);  // never outlives this process, however it ends
+    if (getppid() == 1) _exit(1);
     for (;;) spin_wall(1000);
   }
   pid_t starved = fork();
