@@ -53,6 +53,20 @@
 //   file-write N SIZE PATH  open PATH (O_WRONLY|O_CREAT|O_APPEND), N write()s of SIZE bytes, close
 //   file-read N SIZE PATH   open PATH (O_RDONLY), N read()s of exactly SIZE bytes, close (PATH
 //                        must hold N * SIZE bytes: write them first)
+//   ticks N MS           N calls of bpfql_wl_tick(), MS milliseconds apart (a sleep between two
+//                        calls, none after the last); each call makes one call of bpfql_wl_tock()
+//   starve CPU MS        this process and a child named "bpfql-hog" spin on CPU while a third, a
+//                        child named "bpfql-starved" at nice 19, spins MS ms of its own CPU time
+//                        there and exits; then the hog is killed and reaped. The starved child
+//                        gets a sliver of the CPU: each time it is preempted it waits in the run
+//                        queue for a long time (hundreds of ms) while the two hogs take turns.
+//                        Reports "done starve-hog PID" and "done starve-starved PID"
+//   fsyncs N PATH        N rounds of a 4096-byte write appended to PATH (opened O_CREAT before the
+//                        wait, the file is left behind) and an fsync() of it: each round waits
+//                        for the disk's completion interrupt at least once
+//   udp-loop N           N UDP datagrams of 64 bytes to a socket of its own on 127.0.0.1, each
+//                        received before the next is sent: each is delivered by a NET_RX softirq
+//                        run of its own
 //
 // Before doing anything it names itself "bpfql-wl" and waits until stdin is readable (a line or
 // EOF), so a test can attach bpfql to its pid first. It waits with poll() and never reads stdin:
@@ -70,7 +84,9 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -400,6 +416,80 @@ static void do_syncs(long n, int fd) {
   }
 }
 
+// Not static, and never inlined or cloned: funcinterval probes them by name.
+__attribute__((noinline, noipa, used)) void bpfql_wl_tock(long i) { __asm__ volatile("" ::"r"(i) : "memory"); }
+
+__attribute__((noinline, noipa, used)) void bpfql_wl_tick(long i) {
+  bpfql_wl_tock(i);
+  __asm__ volatile("" ::: "memory");
+}
+
+static void do_ticks(long n, long ms) {
+  for (long i = 0; i < n; ++i) {
+    if (i > 0) sleep_ns(ms * 1000000LL);
+    bpfql_wl_tick(i);
+  }
+}
+
+static void do_starve(long cpu, long ms) {
+  cpu_set_t set, before;
+  CPU_ZERO(&set);
+  CPU_SET((int)cpu, &set);
+  if (sched_getaffinity(0, sizeof before, &before) != 0) die("sched_getaffinity");
+  if (sched_setaffinity(0, sizeof set, &set) != 0) usage("starve: no such CPU");
+  pid_t hog = fork();  // the children inherit the affinity
+  if (hog < 0) die("fork");
+  if (hog == 0) {
+    prctl(PR_SET_NAME, "bpfql-hog", 0, 0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);  // never outlives this process, however it ends
+    if (getppid() == 1) _exit(1);
+    for (;;) spin_wall(1000);
+  }
+  pid_t starved = fork();
+  if (starved < 0) die("fork");
+  if (starved == 0) {
+    prctl(PR_SET_NAME, "bpfql-starved", 0, 0, 0);
+    if (setpriority(PRIO_PROCESS, 0, 19) != 0) _exit(1);
+    do_spin(ms);
+    _exit(0);
+  }
+  int status = 0;
+  for (;;) {  // spinning, not waiting: this process is the second hog
+    pid_t done = waitpid(starved, &status, WNOHANG);
+    if (done < 0) die("waitpid");
+    if (done == starved) break;
+    spin_wall(1);
+  }
+  kill(hog, SIGKILL);
+  if (waitpid(hog, NULL, 0) < 0) die("waitpid");
+  note("starve-hog", hog);
+  note("starve-starved", starved);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) die("starve child");
+  if (sched_setaffinity(0, sizeof before, &before) != 0) die("sched_setaffinity");
+}
+
+static void do_fsyncs(long n, int fd, const char* buf) {
+  for (long i = 0; i < n; ++i)
+    if (write(fd, buf, 4096) != 4096 || fsync(fd) != 0) die("fsyncs: write or fsync");
+}
+
+static void do_udp_loop(long n) {
+  struct sockaddr_in addr = {.sin_family = AF_INET};
+  socklen_t len = sizeof addr;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || bind(fd, (struct sockaddr*)&addr, len) != 0 ||
+      getsockname(fd, (struct sockaddr*)&addr, &len) != 0)
+    die("udp-loop: bind to 127.0.0.1");
+  char datagram[64] = {0};
+  for (long i = 0; i < n; ++i) {
+    if (sendto(fd, datagram, sizeof datagram, 0, (struct sockaddr*)&addr, len) != sizeof datagram)
+      die("udp-loop: sendto");
+    if (recv(fd, datagram, sizeof datagram, 0) != sizeof datagram) die("udp-loop: recv");
+  }
+  close(fd);
+}
+
 #define MAX_BLOCKS 4096
 // Global, so the compiler cannot drop a malloc whose block is never used.
 void* bpfql_wl_blocks[MAX_BLOCKS];
@@ -453,7 +543,7 @@ struct step {
   char** sleeps;
   int nsleeps;
   char* buf;
-  int fd;  // syncs: PATH, opened before the wait
+  int fd;  // syncs, fsyncs: PATH, opened before the wait
 };
 
 static int parse_steps(int argc, char** argv, struct step* steps, int max_steps) {
@@ -468,13 +558,14 @@ static int parse_steps(int argc, char** argv, struct step* steps, int max_steps)
     if (!strcmp(name, "getppid") || !strcmp(name, "getpid") || !strcmp(name, "read-sizes") ||
         !strcmp(name, "fork") || !strcmp(name, "spin") || !strcmp(name, "child-getppid") ||
         !strcmp(name, "threads") || !strcmp(name, "pingpong") || !strcmp(name, "free") ||
-        !strcmp(name, "contend") || !strcmp(name, "accept")) {
+        !strcmp(name, "contend") || !strcmp(name, "accept") || !strcmp(name, "udp-loop")) {
       args_needed = 1;
     } else if (!strcmp(name, "getppid-paced") || !strcmp(name, "read") || !strcmp(name, "write") ||
                !strcmp(name, "openat") || !strcmp(name, "open-missing") || !strcmp(name, "mixed") ||
                !strcmp(name, "connect") || !strcmp(name, "connect6") ||
                !strcmp(name, "connect-refused") || !strcmp(name, "chown") || !strcmp(name, "statx") ||
-               !strcmp(name, "syncs") || !strcmp(name, "malloc") || !strcmp(name, "connect-dropped")) {
+               !strcmp(name, "syncs") || !strcmp(name, "malloc") || !strcmp(name, "connect-dropped") ||
+               !strcmp(name, "ticks") || !strcmp(name, "starve") || !strcmp(name, "fsyncs")) {
       args_needed = 2;
     } else if (!strcmp(name, "spin-pinned")) {
       if (i + 3 > argc) usage("missing step arguments");
@@ -506,7 +597,7 @@ static int parse_steps(int argc, char** argv, struct step* steps, int max_steps)
     s->a = number(argv[i]);
     if (args_needed == 2) {
       int path_arg = !strcmp(name, "openat") || !strcmp(name, "open-missing") || !strcmp(name, "chown") ||
-                     !strcmp(name, "statx") || !strcmp(name, "syncs");
+                     !strcmp(name, "statx") || !strcmp(name, "syncs") || !strcmp(name, "fsyncs");
       if (path_arg) s->path = argv[i + 1];
       else s->b = number(argv[i + 1]);
     }
@@ -547,6 +638,10 @@ static void run_step(struct step* s, int zero_fd, int null_fd) {
   else if (!strcmp(name, "free")) do_free(s->a);
   else if (!strcmp(name, "connect-dropped")) do_connect_dropped(s->a, s->b);
   else if (!strcmp(name, "accept")) do_accept(s->a);
+  else if (!strcmp(name, "ticks")) do_ticks(s->a, s->b);
+  else if (!strcmp(name, "starve")) do_starve(s->a, s->b);
+  else if (!strcmp(name, "fsyncs")) do_fsyncs(s->a, s->fd, s->buf);
+  else if (!strcmp(name, "udp-loop")) do_udp_loop(s->a);
   else if (!strcmp(name, "file-write")) do_file_io(s->a, s->b, s->path, s->buf, 1);
   else if (!strcmp(name, "file-read")) do_file_io(s->a, s->b, s->path, s->buf, 0);
   else if (!strcmp(name, "mixed")) {
@@ -578,10 +673,12 @@ int main(int argc, char** argv) {
   for (int k = 0; k < count; ++k) {
     long size = steps[k].b;
     if (!strcmp(steps[k].name, "read-sizes")) size = steps[k].a;
+    if (!strcmp(steps[k].name, "fsyncs")) size = 4096;
     steps[k].buf = buffer_of(size);
     memset(steps[k].buf, 'x', size > 0 ? (size_t)size : 1);
-    if (!strcmp(steps[k].name, "syncs")) {
-      steps[k].fd = open(steps[k].path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (!strcmp(steps[k].name, "syncs") || !strcmp(steps[k].name, "fsyncs")) {
+      int append = !strcmp(steps[k].name, "fsyncs") ? O_APPEND : 0;
+      steps[k].fd = open(steps[k].path, O_RDWR | O_CREAT | O_CLOEXEC | append, 0600);
       if (steps[k].fd < 0) die(steps[k].path);
     }
   }
