@@ -25,7 +25,7 @@ std::unexpected<Diagnostic> refused(const Expr& value, const std::string& what,
                fmt::format("'{}' in {}: an end kept by `unmatched: keep` may have no begin, and "
                            "then has no duration and no begin values; {}",
                            value.text, what, why)};
-  if (spec.unmatched_loc) d.notes.push_back({*spec.unmatched_loc, "unmatched: keep is set here"});
+  if (spec.unmatched_loc) d.notes.push_back({*spec.unmatched_loc, "unmatched: keep (RIGHT JOIN in SQL) is set here"});
   return std::unexpected(std::move(d));
 }
 
@@ -51,9 +51,9 @@ Result<void> check_unmatched(const SpanSpec& spec, CheckedQuery& q) {
   for (const auto& agg : q.aggregates)
     if (const Expr* v = agg.arg ? begin_value_in(*agg.arg) : nullptr)
       return refused(*v, fmt::format("the aggregate '{}'", agg.name),
-                     "leaving such ends out of it while count() counts them would mix two sets "
-                     "of events; select the values without aggregates (a stream prints them as "
-                     "empty where there was no begin), or drop `unmatched: keep`",
+                     "skipping such ends would make it cover fewer events than count() counts "
+                     "for the same row; select the values without aggregates (a stream prints "
+                     "them as empty where there was no begin), or drop `unmatched: keep`",
                      spec);
   for (const auto& key : q.keys)
     if (const Expr* v = begin_value_in(*key.expr))
