@@ -25,7 +25,8 @@ std::unexpected<Diagnostic> refused(const Expr& value, const std::string& what,
                fmt::format("'{}' in {}: an end kept by `unmatched: keep` may have no begin, and "
                            "then has no duration and no begin values; {}",
                            value.text, what, why)};
-  if (spec.unmatched_loc) d.notes.push_back({*spec.unmatched_loc, "unmatched: keep (RIGHT JOIN in SQL) is set here"});
+  if (spec.unmatched_loc)
+    d.notes.push_back({*spec.unmatched_loc, "unmatched: keep (RIGHT JOIN in SQL) is set here"});
   return std::unexpected(std::move(d));
 }
 

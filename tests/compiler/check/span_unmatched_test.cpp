@@ -19,8 +19,10 @@ namespace {
 
 // A read's end kept whether or not its begin (a read of more than 4096 bytes) was stored.
 std::string reads(const std::string& key, const std::string& rest) {
-  return "span:\n  begin: tracepoint:syscalls:sys_enter_read\n  end: tracepoint:syscalls:sys_exit_read\n"
-         "  key: " + key + "\n  begin_where: args.count > 4096\n  unmatched: keep\n" + rest;
+  return "span:\n  begin: tracepoint:syscalls:sys_enter_read\n  end: "
+         "tracepoint:syscalls:sys_exit_read\n"
+         "  key: " +
+         key + "\n  begin_where: args.count > 4096\n  unmatched: keep\n" + rest;
 }
 
 std::string load_error(const std::string& yaml) {
@@ -114,10 +116,11 @@ TEST_CASE("unmatched: keep refuses what would decide with a missing duration or 
   CHECK(checked.error().notes[0].loc.line == 6);
   CHECK(checked.error().notes[0].message == "unmatched: keep (RIGHT JOIN in SQL) is set here");
   // What stays honest checks: a stream of begin values, aggregates of the end's own.
-  CHECK(check_error(reads("pid", "where: retval >= 0\nselect: [comm, retval, duration, "
-                                 "begin.args.count as asked, duration / 1000 as us]\n")) == "");
-  CHECK(check_error(reads("pid", "select: [count(), sum(retval), hist(retval)]\ngroup_by: comm\n")) ==
-        "");
+  CHECK(check_error(reads("pid",
+                          "where: retval >= 0\nselect: [comm, retval, duration, "
+                          "begin.args.count as asked, duration / 1000 as us]\n")) == "");
+  CHECK(check_error(
+            reads("pid", "select: [count(), sum(retval), hist(retval)]\ngroup_by: comm\n")) == "");
   // Without keep, none of this is refused.
   CHECK(check_error("span:\n  begin: tracepoint:syscalls:sys_enter_read\n  end: "
                     "tracepoint:syscalls:sys_exit_read\nwhere: duration > 1000\nselect: "
@@ -134,7 +137,8 @@ TEST_CASE("unmatched: keep under --pid holds only where the end filters on the p
   // A socket's state change runs in softirq: only its begin filters, and an end without one
   // cannot say whose it is, so none is kept (and check -v says so).
   const std::string sockets =
-      "span:\n  begin: tracepoint:sock:inet_sock_set_state\n  end: tracepoint:sock:inet_sock_set_state\n"
+      "span:\n  begin: tracepoint:sock:inet_sock_set_state\n  end: "
+      "tracepoint:sock:inet_sock_set_state\n"
       "  key: args.skaddr\n  unmatched: keep\nselect: [args.oldstate, args.newstate, duration]\n";
   auto socket = check_yaml(sockets, {}, pid);
   REQUIRE_MESSAGE(socket, socket.error().message);
@@ -150,12 +154,15 @@ TEST_CASE("unmatched: keep under --pid holds only where the end filters on the p
   CHECK(all->queries[0].notes.empty());
 }
 
-TEST_CASE("unmatched: keep in a stream: the end's values, then the begin's only when it was found") {
-  bpfql::Plan plan = plan_of(reads("pid", "select: [comm, retval, duration, begin.args.count as asked]\n"));
+TEST_CASE(
+    "unmatched: keep in a stream: the end's values, then the begin's only when it was found") {
+  bpfql::Plan plan =
+      plan_of(reads("pid", "select: [comm, retval, duration, begin.args.count as asked]\n"));
   std::string end = function_text(plan.c_source, "int q0_p0(");
   size_t lookup = at(end, "q0_start.lookup(&skey)");
   size_t own = at(end, "ev.retval = ");
-  size_t missing = at(end, "if (!sp) {  /* no begin: recorded without its values (unmatched: keep) */");
+  size_t missing =
+      at(end, "if (!sp) {  /* no begin: recorded without its values (unmatched: keep) */");
   size_t unset = at(end, "ev.begun = 0;", missing);
   size_t early = at(end, "return 0;", missing);
   size_t duration = at(end, "u64 duration = ts - sp->ts;");
@@ -169,7 +176,7 @@ TEST_CASE("unmatched: keep in a stream: the end's values, then the begin's only 
   CHECK(duration < asked);
   CHECK(asked < set);
   CHECK(set < consume);
-  CHECK(occurrences(end, "perf_submit") == 2);  // one per branch
+  CHECK(occurrences(end, "perf_submit") == 2);         // one per branch
   CHECK(end.find("if (!sp)\n") == std::string::npos);  // no early return after the lookup
   // The Plan: which fields come from the begin, and the flag that says whether there was one.
   const bpfql::PlanQuery& q = plan.queries[0];
@@ -183,7 +190,8 @@ TEST_CASE("unmatched: keep in a stream: the end's values, then the begin's only 
   CHECK(plan.c_source.find("u8 begun;") != std::string::npos);
   // Without keep, there is no flag and an end without a begin returns at once.
   bpfql::Plan dropping = plan_of(
-      "span:\n  begin: tracepoint:syscalls:sys_enter_read\n  end: tracepoint:syscalls:sys_exit_read\n"
+      "span:\n  begin: tracepoint:syscalls:sys_enter_read\n  end: "
+      "tracepoint:syscalls:sys_exit_read\n"
       "  key: pid\nselect: [retval, duration]\n");
   CHECK_FALSE(dropping.queries[0].begun_offset);
   CHECK_FALSE(dropping.queries[0].event_fields[1].from_begin);
@@ -217,7 +225,8 @@ TEST_CASE("unmatched: keep in an aggregate: every end counts, and only a found s
 
 TEST_CASE("unmatched: keep on a probe that both ends and begins: the begin part still runs") {
   bpfql::Plan plan = plan_of(
-      "span:\n  begin: tracepoint:sock:inet_sock_set_state\n  end: tracepoint:sock:inet_sock_set_state\n"
+      "span:\n  begin: tracepoint:sock:inet_sock_set_state\n  end: "
+      "tracepoint:sock:inet_sock_set_state\n"
       "  key: args.skaddr\n  begin_where: args.newstate != 7\n  unmatched: keep\n"
       "select: [args.newstate, duration]\n");
   std::string end = function_text(plan.c_source, "q0_p0_end(");
