@@ -94,6 +94,9 @@ struct PlanField {
   // (__print_symbolic), or flag bits → names (__print_flags, joined by "|").
   std::vector<std::pair<uint64_t, std::string>> symbols;
   bool symbol_flags = false;
+  // A streamed span end's value that exists only when the end found its begin (`duration`,
+  // `begin.EXPR`): absent in an event whose PlanQuery::begun_offset byte is 0.
+  bool from_begin = false;
 };
 
 struct PlanAggregate {
@@ -164,6 +167,9 @@ struct PlanQuery {
   std::string event_buffer;
   uint32_t event_size = 0;
   std::vector<PlanField> event_fields;  // offsets into the event struct, in select order
+  // A span with `unmatched: keep`: the offset of the event's u8 that is 1 when the end found its
+  // begin and 0 when it had none (its from_begin fields are then absent, not 0).
+  std::optional<uint32_t> begun_offset;
   // Events perf_submit found no room for (the perf buffer was full): per-CPU array of 1 u64,
   // counted in the kernel because the kernel's own lost record waits for the next event.
   std::string lost_map;

@@ -16,6 +16,7 @@
 #include "compiler/check/pid_sides.h"
 #include "compiler/check/span.h"
 #include "compiler/check/span_check.h"
+#include "compiler/check/span_unmatched.h"
 #include "compiler/syntax/lexer.h"
 #include "compiler/syntax/parser.h"
 
@@ -294,6 +295,7 @@ Result<CheckedQuery> check_query(const QuerySpec& spec, const QueryFile& file,
     if (auto r = check_span_captures(out); !r) return std::unexpected(r.error());
     warn_task_context(out);
     if (auto r = check_pid_sides(out); !r) return std::unexpected(r.error());
+    if (auto r = check_unmatched(*spec.span, out); !r) return std::unexpected(r.error());
   }
   if (auto r = find_task_offsets(catalog, out); !r) return std::unexpected(r.error());
   if (auto r = check_compared_bytes(out); !r) return std::unexpected(r.error());

@@ -88,6 +88,9 @@ struct CheckedSpan {
   // The values `begin.EXPR` the end uses, distinct by their text (typed at the begin probes).
   // `begin.ts` is the stored begin time itself and takes no slot.
   std::vector<ExprPtr> captures;
+  // `unmatched: keep` in effect (span_unmatched.h): an end whose key has no open span is
+  // recorded too, without `duration` and captures.
+  bool keep_unmatched = false;
 
   // The slot of a capture's inner expression; -1 for begin.ts.
   int capture_slot(const Expr& inner) const;

@@ -171,6 +171,7 @@ Result<void> FunctionGen::emit_main() {
   if (const auto* own = query_.span->end_filters_at(static_cast<size_t>(env_.index)))
     for (const auto& f : *own) (reads_span(*f) ? after : before).push_back(clone_expr(*f));
   if (auto r = emit_filters(before); !r) return r;
+  if (query_.span->keep_unmatched) return emit_span_end_keeping();  // nothing `after` (checker)
   if (auto r = emit_span_lookup(); !r) return r;
   if (auto r = emit_filters(after); !r) return r;
   if (query_.streaming()) {
@@ -304,31 +305,52 @@ Result<std::string> FunctionGen::span_key_value(const std::vector<ExprPtr>& key)
   return std::string("skey");
 }
 
-// The end of a span: find when it began (and what it captured). Consumed by emit_span_consume.
+// The end of a span: find when it began (and what it captured); an end without a begin stops
+// here. Consumed by emit_span_consume.
 Result<void> FunctionGen::emit_span_lookup() {
-  std::string type = layout_.span_val_type();
-  if (span_in_task_storage(query_)) {
-    line(fmt::format("{} *sp = {};", type, task_storage_get(dialect(), layout_.map("start"), "0")));
-    line(fmt::format("if (!sp || {} == 0)", layout_.span_ts()));
-    line("  return 0;");
-  } else {
-    auto key = span_key_value(query_.span->end_key_at(static_cast<size_t>(env_.index)));
-    if (!key) return std::unexpected(key.error());
-    line(fmt::format("{} *sp = {};", type, map_lookup(dialect(), layout_.map("start"), "&" + *key)));
-    line("if (!sp)");
-    line("  return 0;");
-  }
-  std::string ts = cached("ts", "u64 ts = bpf_ktime_get_ns();");
-  line(fmt::format("u64 duration = {} - {};", ts, layout_.span_ts()));
+  if (auto r = emit_span_find(); !r) return r;
+  line(fmt::format("if ({})", span_missing()));
+  line("  return 0;");
+  emit_duration();
   return {};
 }
 
+// `sp`: the stored begin of the end's key, or null (in task storage, also a slot whose span
+// is over: its time is 0).
+Result<void> FunctionGen::emit_span_find() {
+  std::string type = layout_.span_val_type();
+  if (span_in_task_storage(query_)) {
+    line(fmt::format("{} *sp = {};", type, task_storage_get(dialect(), layout_.map("start"), "0")));
+    return {};
+  }
+  auto key = span_key_value(query_.span->end_key_at(static_cast<size_t>(env_.index)));
+  if (!key) return std::unexpected(key.error());
+  line(fmt::format("{} *sp = {};", type, map_lookup(dialect(), layout_.map("start"), "&" + *key)));
+  return {};
+}
+
+// The C conditions that the end found an open span, and that it found none.
+std::string FunctionGen::span_found() const {
+  if (span_in_task_storage(query_)) return fmt::format("sp && {} != 0", layout_.span_ts());
+  return "sp";
+}
+
+std::string FunctionGen::span_missing() const {
+  if (span_in_task_storage(query_)) return fmt::format("!sp || {} == 0", layout_.span_ts());
+  return "!sp";
+}
+
+void FunctionGen::emit_duration() {
+  std::string ts = cached("ts", "u64 ts = bpf_ktime_get_ns();");
+  line(fmt::format("u64 duration = {} - {};", ts, layout_.span_ts()));
+}
+
 // Ends the span: after everything that reads the stored value.
-void FunctionGen::emit_span_consume() {
-  if (span_in_task_storage(query_))
-    line(fmt::format("{} = 0;  /* the span is over */", layout_.span_ts()));
-  else
-    line(map_delete(dialect(), layout_.map("start"), "&skey") + ";  /* the span is over */");
+void FunctionGen::emit_span_consume() { line(span_consume() + "  /* the span is over */"); }
+
+std::string FunctionGen::span_consume() const {
+  if (span_in_task_storage(query_)) return fmt::format("{} = 0;", layout_.span_ts());
+  return map_delete(dialect(), layout_.map("start"), "&skey") + ";";
 }
 
 // --pid: uprobes and USDT are attached to the process; everything else filters here.
@@ -512,22 +534,31 @@ Result<void> FunctionGen::emit_key() {
 }
 
 Result<void> FunctionGen::emit_event() {
-  ensure_event_zeroed();
-  std::string ts = cached("ts", "u64 ts = bpf_ktime_get_ns();");
-  line(fmt::format("{}.ts = {};", layout_.event_var, ts));
-  for (size_t i = 0; i < query_.stream.size(); ++i) {
-    const CMember* m = nullptr;
-    for (const auto& member : layout_.event.members())
-      if (member.name == layout_.event_members[i]) m = &member;
-    if (auto r = emit_member(*query_.stream[i].expr, layout_.event_var + "." + m->name, m->size);
-        !r)
-      return r;
-  }
-  line(fmt::format("if ({} < 0)  /* the buffer is full */",
-                   perf_submit(dialect(), layout_.map("events"), env_.ctx, "&" + layout_.event_var,
-                               fmt::format("sizeof({})", layout_.event_var))));
-  line(fmt::format("  {}_lose();", layout_.prefix));
+  if (auto r = emit_event_members(EventPart::All); !r) return r;
+  emit_event_submit();
   return {};
+}
+
+// The event is zeroed and its time set by the first call.
+Result<void> FunctionGen::emit_event_members(EventPart part) {
+  ensure_event_zeroed();
+  if (once("event ts"))
+    line(fmt::format("{}.ts = {};", layout_.event_var, cached("ts", "u64 ts = bpf_ktime_get_ns();")));
+  for (size_t i = 0; i < query_.stream.size(); ++i) {
+    const Expr& e = *query_.stream[i].expr;
+    if (part != EventPart::All && reads_span(e) != (part == EventPart::FromBegin)) continue;
+    const CMember* m = layout_.event.find(layout_.event_members[i]);
+    if (auto r = emit_member(e, layout_.event_var + "." + m->name, m->size); !r) return r;
+  }
+  return {};
+}
+
+void FunctionGen::emit_event_submit(const std::string& indent) {
+  line(indent + fmt::format("if ({} < 0)  /* the buffer is full */",
+                            perf_submit(dialect(), layout_.map("events"), env_.ctx,
+                                        "&" + layout_.event_var,
+                                        fmt::format("sizeof({})", layout_.event_var))));
+  line(indent + fmt::format("  {}_lose();", layout_.prefix));
 }
 
 Result<void> FunctionGen::emit_update() {

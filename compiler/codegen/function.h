@@ -66,7 +66,12 @@ class FunctionGen {
   Result<void> emit_main();
   Result<void> emit_span_begin();
   Result<void> emit_span_lookup();
+  Result<void> emit_span_find();
+  std::string span_found() const;
+  std::string span_missing() const;
+  void emit_duration();
   void emit_span_consume();
+  std::string span_consume() const;
   Result<void> emit_span_value();
   void ensure_span_value_zeroed();
   const CMember* capture_member(const Capture& c) const;
@@ -77,6 +82,11 @@ class FunctionGen {
   Result<void> emit_filters(const std::vector<ExprPtr>& filters);
   Result<void> emit_key();
   Result<void> emit_event();
+  // Which of a streamed event's members to write: all, or those that read the stored begin
+  // (`duration`, `begin.`) or those that do not.
+  enum class EventPart { All, FromEnd, FromBegin };
+  Result<void> emit_event_members(EventPart part);
+  void emit_event_submit(const std::string& indent = "");
   Result<void> emit_member(const Expr& e, const std::string& lvalue, uint32_t size);
   Result<void> emit_update();
   Result<void> emit_aggregate(const AggregateItem& agg, size_t i);
@@ -88,6 +98,9 @@ class FunctionGen {
   void ensure_event_zeroed();
   void zero_in_pieces(const std::string& lvalue, uint32_t bytes);
   void ensure_zero_value();
+
+  // A span's end under `unmatched: keep`: ends without a begin recorded too (span_unmatched.cpp).
+  Result<void> emit_span_end_keeping();
 
   // Integer and boolean expressions (expr.cpp).
   Result<CValue> value(const Expr& e);

@@ -164,8 +164,11 @@ PlanQuery plan_query(const CheckedQuery& q, const QueryLayout& L) {
       const CMember* m = L.event.find(L.event_members[i]);
       p.event_fields.push_back(PlanField{q.stream[i].name, value_kind(*q.stream[i].expr), m->offset,
                                          m->size, q.stream[i].display, q.stream[i].unit,
-                                         q.stream[i].symbols, q.stream[i].symbol_flags});
+                                         q.stream[i].symbols, q.stream[i].symbol_flags,
+                                         q.span && q.span->keep_unmatched &&
+                                             reads_span(*q.stream[i].expr)});
     }
+    if (q.span && q.span->keep_unmatched) p.begun_offset = L.event.find(kBegunMember)->offset;
   }
   if (L.uses_stacks) p.stack_map = L.map("stacks");
   if (q.span && !span_in_task_storage(q)) {

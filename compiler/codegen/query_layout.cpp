@@ -180,7 +180,12 @@ void layout_event(const CheckedQuery& q, QueryLayout& L) {
     exprs.push_back(item.expr.get());
     columns.push_back(item.name);
   }
-  L.event_members = add_members(L.event, exprs, columns, "f", {"ts"}, StackMember::Frames);
+  bool keeps = q.span && q.span->keep_unmatched;
+  std::set<std::string> taken = {"ts"};
+  if (keeps) taken.insert(kBegunMember);
+  L.event_members = add_members(L.event, exprs, columns, "f", taken, StackMember::Frames);
+  if (keeps)  // after any stack addresses, so outside what is zeroed: always written
+    L.event.append(kBegunMember, "u8", 0, 1, 1, "1: the end found its begin (unmatched: keep)");
   L.event.pad_to_multiple(8);
   L.event_zeroed = L.event.size();
   for (size_t i = 0; i < exprs.size(); ++i)

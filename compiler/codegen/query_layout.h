@@ -77,6 +77,9 @@ struct QueryLayout {
 
 Result<QueryLayout> layout_query(const CheckedQuery& query, int index);
 
+// The event member that says whether a span's end found its begin, with `unmatched: keep`.
+inline constexpr const char* kBegunMember = "begun";
+
 // The span value's member holding capture `i` (CheckedSpan::captures).
 inline const CMember* capture_member_at(const QueryLayout& L, size_t i) {
   return i < L.capture_members.size() ? L.span_val.find(L.capture_members[i]) : nullptr;

@@ -249,6 +249,22 @@ Result<void> read_key(const Entry& entry, const YamlSource& src, SpanSpec& span)
   return {};
 }
 
+// `unmatched: keep` (an end without a begin is recorded too) or `drop` (the default).
+Result<void> read_unmatched(const Entry& entry, SpanSpec& span) {
+  auto text = scalar(entry, "keep or drop");
+  if (!text) return std::unexpected(text.error());
+  std::string word(trim(text->text));
+  if (word != "keep" && word != "drop")
+    return error_at(text->loc,
+                    fmt::format("'unmatched' is keep (an end whose key has no begin is recorded, "
+                                "without duration or begin values) or drop (the default: it is "
+                                "ignored), not '{}'{}",
+                                text->text, did_you_mean(word, {"keep", "drop"})));
+  span.keep_unmatched = word == "keep";
+  span.unmatched_loc = text->loc;
+  return {};
+}
+
 Result<void> read_span_key(const Entry& entry, const YamlSource& src, SpanSpec& span) {
   if (entry.key == "begin" || entry.key == "end") {
     return span_probes(entry, src, span);
@@ -258,8 +274,11 @@ Result<void> read_span_key(const Entry& entry, const YamlSource& src, SpanSpec& 
     auto where = text_list(entry, src, "an expression or a list of expressions");
     if (!where) return std::unexpected(where.error());
     span.begin_where = std::move(*where);
+  } else if (entry.key == "unmatched") {
+    return read_unmatched(entry, span);
   } else {
-    return std::unexpected(unknown_key(entry, "span", {"begin", "end", "key", "begin_where"}));
+    return std::unexpected(
+        unknown_key(entry, "span", {"begin", "end", "key", "begin_where", "unmatched"}));
   }
   return {};
 }
@@ -267,7 +286,7 @@ Result<void> read_span_key(const Entry& entry, const YamlSource& src, SpanSpec& 
 Result<void> read_span(const Entry& entry, const YamlSource& src, Draft& draft) {
   if (!entry.value.IsMap())
     return error_at(entry.value_loc, fmt::format("'span' must be a mapping {{begin, end, key, "
-                                                 "begin_where}}, not {}",
+                                                 "begin_where, unmatched}}, not {}",
                                                  kind_name(entry.value)));
   auto entries = entries_of(entry.value, src, "span");
   if (!entries) return std::unexpected(entries.error());

@@ -139,6 +139,7 @@ void yaml_query(const QuerySpec& q, const std::string& first, const std::string&
     }
     if (!q.span->begin_where.empty()) yaml_list_or_scalar("begin_where", q.span->begin_where,
                                                           indent + "  ", out);
+    if (q.span->keep_unmatched) out += indent + "  unmatched: keep\n";
   } else {
     std::string probes;
     yaml_list_or_scalar("probe", q.probes, "", probes);
@@ -236,8 +237,9 @@ Result<std::string> sql_query(const QuerySpec& q) {
                               "no SQL form: a JOIN's ON and WHERE are shared by all its probes");
   }
   if (q.span) {
-    out += fmt::format(" FROM {} AS b JOIN {} AS e", joined(q.span->begin, ", "),
-                       joined(q.span->end, ", "));
+    // RIGHT JOIN keeps the rows of the end side that find no begin: `unmatched: keep`.
+    out += fmt::format(" FROM {} AS b {}JOIN {} AS e", joined(q.span->begin, ", "),
+                       q.span->keep_unmatched ? "RIGHT " : "", joined(q.span->end, ", "));
     for (size_t i = 0; i < q.span->begin_key.size() && i < q.span->end_key.size(); ++i) {
       auto b = with_alias(q.span->begin_key[i], "b");
       auto e = with_alias(q.span->end_key[i], "e");

@@ -46,8 +46,8 @@ struct SpanProbeRule {
   SourceLoc loc;                     // the map
 };
 
-// `span: {begin, end, key, begin_where}`. `key` is one expression, a list (a composite key), or
-// `{begin: ..., end: ...}` (each side its own expressions, as many on each side).
+// `span: {begin, end, key, begin_where, unmatched}`. `key` is one expression, a list (a composite
+// key), or `{begin: ..., end: ...}` (each side its own expressions, as many on each side).
 struct SpanSpec {
   std::vector<Located> begin;        // probe specs
   std::vector<Located> end;          // probe specs
@@ -57,6 +57,10 @@ struct SpanSpec {
   std::vector<Located> end_key;      // expressions; empty: `tid`
   std::optional<SourceLoc> key_loc;  // where `key` was written
   std::vector<Located> begin_where;  // expressions, ANDed
+  // `unmatched: keep`: an end whose key has no open span is recorded too, without `duration`
+  // or `begin.` values (`drop`, the default: it is ignored).
+  bool keep_unmatched = false;
+  std::optional<SourceLoc> unmatched_loc;  // where `unmatched` was written
   SourceLoc loc;
 };
 

@@ -1,7 +1,8 @@
 // FROM: probes, or `FROM a AS w JOIN b AS s ON w.X = s.Y`, the SQL spelling of a span (the
 // begin probe joined to the end probe on a key). ON's equalities become the span's key, `w.`
 // names the begin, `s.` the end, and WHERE's conjuncts that name only the begin become
-// begin_where, the rest the query's where (evaluated at the end).
+// begin_where, the rest the query's where (evaluated at the end). `RIGHT JOIN` keeps the end
+// side's rows that find no begin: `unmatched: keep`.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -88,6 +89,47 @@ std::vector<AliasUse> blank_aliases(Source& source, Span statement, const Side& 
     i = word_end - 1;
   }
   return uses;
+}
+
+// What stands before JOIN: `RIGHT [OUTER]` keeps the end side's rows that find no begin (the
+// span's `unmatched: keep`), `INNER` is a plain JOIN. `begin` is where the first of them starts.
+struct JoinKind {
+  size_t begin = 0;
+  bool keep_unmatched = false;
+};
+
+Result<JoinKind> join_kind(const Source& source, const std::vector<Word>& words, size_t join) {
+  std::string_view text = source.text();
+  JoinKind kind{words[join].begin, false};
+  size_t at = join;  // the word that starts the JOIN so far
+  // The word just before words[at], with only blanks between them.
+  auto word_before = [&]() -> const Word* {
+    if (at == 0) return nullptr;
+    const Word& w = words[at - 1];
+    return trimmed(text, {w.end, words[at].begin}).begin == words[at].begin ? &w : nullptr;
+  };
+  const Word* before = word_before();
+  if (before && before->upper == "OUTER") {
+    kind.begin = before->begin;
+    --at;
+    before = word_before();
+    if (!before || (before->upper != "RIGHT" && before->upper != "LEFT" && before->upper != "FULL"))
+      return source.error(kind.begin, "OUTER JOIN needs its side: RIGHT OUTER JOIN keeps the ends "
+                                      "that find no begin");
+  }
+  if (!before) return kind;
+  if (before->upper == "LEFT" || before->upper == "FULL")
+    return source.error(before->begin,
+                        fmt::format("a {} JOIN would keep begins that find no end, and a span "
+                                    "prints at its end only (begins still open at exit are "
+                                    "counted, not listed); RIGHT JOIN keeps the ends that find no "
+                                    "begin",
+                                    before->upper));
+  if (before->upper == "RIGHT" || before->upper == "INNER") {
+    kind.begin = before->begin;
+    kind.keep_unmatched = before->upper == "RIGHT";
+  }
+  return kind;
 }
 
 }  // namespace
@@ -221,7 +263,11 @@ Result<FromClause> read_from(Source& source, Span statement, Span body) {
   const Word& join = joins.front();
   if (on && on->begin < join.begin)
     return source.error(on->begin, "ON comes after the JOIN's probe");
-  auto begin = read_side(source, {body.begin, join.begin}, "FROM, before JOIN");
+  size_t join_at = static_cast<size_t>(
+      std::ranges::find(words, join.begin, &Word::begin) - words.begin());
+  auto kind = join_kind(source, words, join_at);
+  if (!kind) return std::unexpected(kind.error());
+  auto begin = read_side(source, {body.begin, kind->begin}, "FROM, before JOIN");
   if (!begin) return std::unexpected(begin.error());
   auto end = read_side(source, {join.end, on ? on->begin : body.end}, "JOIN");
   if (!end) return std::unexpected(end.error());
@@ -239,6 +285,8 @@ Result<FromClause> read_from(Source& source, Span statement, Span body) {
   span.loc = source.loc(body.begin);
   span.begin = begin->probes;
   span.end = end->probes;
+  span.keep_unmatched = kind->keep_unmatched;
+  if (kind->keep_unmatched) span.unmatched_loc = source.loc(kind->begin);
   from.span = std::move(span);
   if (!begin->alias.empty() || !end->alias.empty())
     from.alias_uses = blank_aliases(source, statement, *begin, *end);

@@ -336,8 +336,12 @@ StreamRow decode_event(const PlanQuery& query, std::span<const uint8_t> event,
   row.ts = read_unsigned(event, 0, 8);
   int pid = record_pid(query.event_fields, event);
   row.cells.reserve(query.event_fields.size());
+  // A span's end kept without its begin (unmatched: keep): its begin's values are absent.
+  bool begun = !query.begun_offset || read_unsigned(event, *query.begun_offset, 1) != 0;
   for (const auto& f : query.event_fields)
-    row.cells.push_back(decode_field(f, event, pid, query.probe_names, hooks));
+    row.cells.push_back(f.from_begin && !begun
+                            ? Cell{}
+                            : decode_field(f, event, pid, query.probe_names, hooks));
   return row;
 }
 

@@ -61,7 +61,8 @@ PercentileValue percentiles(std::span<const double> ps, std::span<const uint64_t
 // Adds ncpus per-CPU u64 counters (stride 8) into one.
 uint64_t sum_percpu_u64(std::span<const uint8_t> values, uint32_t ncpus);
 
-// One streamed event: ts at offset 0, then a cell per PlanQuery::event_fields.
+// One streamed event: ts at offset 0, then a cell per PlanQuery::event_fields; a span end kept
+// without its begin (PlanQuery::begun_offset byte 0) has empty cells for its from_begin fields.
 StreamRow decode_event(const PlanQuery& query, std::span<const uint8_t> event,
                        const DecodeHooks& hooks);
 

@@ -173,6 +173,33 @@ TEST_CASE("sql: JOIN ... ON gives per-side and composite keys; a side may list p
   CHECK(bio.span->key_loc->col == 47);  // at the first equality
 }
 
+TEST_CASE("sql: RIGHT JOIN keeps the ends without a begin (unmatched: keep); LEFT and FULL are refused") {
+  QuerySpec right = one("SELECT retval, duration FROM a:b AS w RIGHT JOIN c:d AS s ON w.pid = s.pid");
+  REQUIRE(right.span.has_value());
+  CHECK(right.span->keep_unmatched);
+  REQUIRE(right.span->unmatched_loc.has_value());
+  CHECK(right.span->unmatched_loc->col == 39);  // at RIGHT
+  CHECK(texts(right.span->begin) == Texts{"a:b"});
+  CHECK(texts(right.span->begin_key) == Texts{"pid"});
+  QuerySpec outer = one("SELECT duration FROM a:b AS w right outer join c:d AS s ON w.tid = s.tid");
+  CHECK(outer.span->keep_unmatched);
+  CHECK(texts(outer.span->begin) == Texts{"a:b"});
+  QuerySpec bare = one("SELECT duration FROM a:b RIGHT JOIN c:d");  // no aliases, the default key
+  CHECK(bare.span->keep_unmatched);
+  CHECK(texts(bare.span->begin) == Texts{"a:b"});
+  QuerySpec inner = one("SELECT duration FROM a:b AS w INNER JOIN c:d AS s ON w.tid = s.tid");
+  CHECK_FALSE(inner.span->keep_unmatched);
+  CHECK(texts(inner.span->begin) == Texts{"a:b"});
+  CHECK_FALSE(one("SELECT duration FROM a:b JOIN c:d").span->keep_unmatched);
+  CHECK(sql_error("SELECT duration FROM a:b AS w LEFT JOIN c:d AS s ON w.tid = s.tid") ==
+        "31: a LEFT JOIN would keep begins that find no end, and a span prints at its end only "
+        "(begins still open at exit are counted, not listed); RIGHT JOIN keeps the ends that "
+        "find no begin");
+  CHECK(sql_error("SELECT duration FROM a:b FULL OUTER JOIN c:d").starts_with("26: a FULL JOIN would"));
+  CHECK(sql_error("SELECT duration FROM a:b OUTER JOIN c:d") ==
+        "26: OUTER JOIN needs its side: RIGHT OUTER JOIN keeps the ends that find no begin");
+}
+
 TEST_CASE("sql: a begin value at the end is written begin.EXPR, not with the alias") {
   CHECK(sql_error("SELECT w.comm FROM a:b AS w JOIN c:d AS s") ==
         "8: a value of the begin side at the end of a span is written begin.comm (the begin's "
