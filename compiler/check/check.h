@@ -88,6 +88,9 @@ struct CheckedSpan {
   // The values `begin.EXPR` the end uses, distinct by their text (typed at the begin probes).
   // `begin.ts` is the stored begin time itself and takes no slot.
   std::vector<ExprPtr> captures;
+  // `report: open`: the rows are the spans still open, read from their hash (never thread
+  // storage) at each print; the end only consumes.
+  bool report_open = false;
 
   // The slot of a capture's inner expression; -1 for begin.ts.
   int capture_slot(const Expr& inner) const;

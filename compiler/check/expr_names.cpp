@@ -27,6 +27,7 @@ constexpr BuiltinName kBuiltins[] = {
     {"cpu", Builtin::Cpu},       {"ts", Builtin::Ts},         {"cgroup", Builtin::Cgroup},
     {"probe", Builtin::Probe},   {"retval", Builtin::Retval}, {"duration", Builtin::Duration},
     {"kstack", Builtin::Kstack}, {"ustack", Builtin::Ustack}, {"curtask", Builtin::Curtask},
+    {"age", Builtin::Age},
 };
 
 bool is_syscall_tracepoint(const ProbeRef& probe) {
@@ -214,6 +215,19 @@ Result<void> ExprChecker::resolve_builtin(Expr& e, Builtin which, int arg_index)
     case Builtin::Duration:
       if (!scope_.in_span_end)
         return error_at(e.loc, "'duration' exists only in span queries (at the end probe)");
+      if (scope_.span_open && scope_.role != ExprRole::Filter)
+        return error_at(e.loc, "a span with 'report: open' lists spans that have not ended, so "
+                               "they have no duration; 'age' is the time since their begin "
+                               "(max(age) as oldest)");
+      e.type = Type::integer(64, false);
+      break;
+    case Builtin::Age:
+      if (!scope_.span_open)
+        return error_at(e.loc, "'age' (the time an open span has been open, at a print) exists "
+                               "only in a span with 'report: open'");
+      if (scope_.role != ExprRole::AggregateArg)
+        return error_at(e.loc, "'age' is measured at each print, over the spans still open: "
+                               "aggregate it (max(age) as oldest, hist(age))");
       e.type = Type::integer(64, false);
       break;
     case Builtin::Curtask: {

@@ -57,6 +57,9 @@ struct SpanSpec {
   std::vector<Located> end_key;      // expressions; empty: `tid`
   std::optional<SourceLoc> key_loc;  // where `key` was written
   std::vector<Located> begin_where;  // expressions, ANDed
+  // `report: open`: the rows are the spans still open at each print (their captures and age),
+  // not the ended ones. Its loc is where `report` was written; nullopt: `ended` (the default).
+  std::optional<SourceLoc> report_open;
   SourceLoc loc;
 };
 
