@@ -103,9 +103,9 @@ BccHeld last_bcc_print(const std::vector<std::string>& lines) {
       continue;
     }
     std::vector<std::string> w = split_words(line);
-    if (w.size() >= 6 && w[1] == "bytes" && w[3] == "allocations") {
+    if (w.size() >= 5 && w[1] == "bytes" && w[2] == "in" && w[4] == "allocations") {
       bytes = std::stoll(w[0]);
-      blocks = std::stoll(w[2]);
+      blocks = std::stoll(w[3]);
     } else if (line.find("bpfql_wl_malloc_other+") != std::string::npos && blocks >= 0) {
       current.blocks_b = blocks;
       current.bytes_b = bytes;
@@ -158,11 +158,14 @@ TEST_CASE("memleak-outstanding beside memleak-bpfcc's outstanding allocations (i
   CHECK(bcc_held.blocks_b == 20);
   CHECK(bcc_held.bytes_b == 20 * 1000);
 
-  // bpfql on another run of the same steps: the same blocks by the same call sites.
+  // bpfql on another run of the same steps: the same blocks by the same call sites. (It prints
+  // while the workload lives: a user stack is symbolized from the live process's memory map,
+  // which is gone once it has exited.)
   TraceRun run = trace({.queries = {library_query("mm/memleak-outstanding")},
-                        .workload = steps("300"),
+                        .workload = steps("1000"),
                         .pass_pid = false,
-                        .pid_option = true});
+                        .pid_option = true,
+                        .extra_args = {"--interval", "200ms"}});
   INFO("bpfql stderr:\n" << run.err << "stdout:\n" << run.out);
   Held ours = held_in(final_rows(run, "memleak-outstanding"));
   CHECK(ours.a == bcc_held.blocks_a);
