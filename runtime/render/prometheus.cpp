@@ -341,6 +341,18 @@ std::string aggregate_help(const PlanQuery& q, const std::string& column, AggKin
                            const std::vector<std::string>& keys) {
   std::string by = keys.empty() ? "" : " per " + fmt::format("{}", fmt::join(keys, ", "));
   std::string what;
+  if (q.report_open) {  // report: open: over the spans open at this refresh
+    switch (kind) {
+      case AggKind::Count: what = "Spans open now"; break;
+      case AggKind::Sum: what = "Sum of the values over the spans open now"; break;
+      case AggKind::Min: what = "Smallest value over the spans open now"; break;
+      case AggKind::Max: what = "Largest value over the spans open now"; break;
+      case AggKind::Avg: what = "Average of the values over the spans open now"; break;
+      case AggKind::Stats: what = "Count and sum of the values over the spans open now"; break;
+      default: what = "Distribution of the values over the spans open now"; break;
+    }
+    return fmt::format("{}{} ({} of query {})", what, by, column, q.name);
+  }
   switch (kind) {
     case AggKind::Count: what = "Events counted since bpfql serve started"; break;
     case AggKind::Sum: what = "Sum of the values since bpfql serve started"; break;
