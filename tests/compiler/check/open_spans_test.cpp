@@ -160,3 +160,12 @@ TEST_CASE("a stack captured at the begin is a user stack, symbolized with the be
     CHECK(program->queries[0].keys[1].expr->text == "begin.pid");
   }
 }
+
+TEST_CASE("age is a builtin only in a span with report: open; elsewhere the name is free") {
+  // A macro (or a tracepoint field: writeback:writeback_queue_io has one) may be called age.
+  CHECK(check_error("macros:\n  age: args.count\nprobe: tracepoint:syscalls:sys_enter_read\n"
+                    "select: sum(age)\n") == "");
+  CHECK(check_error("probe: tracepoint:syscalls:sys_enter_read\nselect: sum(age)\n") ==
+        "2:13: 'age' (the time an open span has been open, at a print) exists only in a span "
+        "with 'report: open'");
+}
