@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "compiler/buckets.h"
@@ -69,7 +70,12 @@ QuerySnapshot open_span_snapshot(const PlanQuery& q, const PerCpuEntries& spans,
   std::map<std::vector<uint8_t>, std::vector<uint8_t>> values;
   std::vector<std::map<std::vector<uint8_t>, uint64_t>> hists(q.aggregates.size());
   if (keyless && stride > 0) values[std::vector<uint8_t>(4, 0)].assign(stride, 0);  // one row
+  // A walk by get_next_key restarts from the first key when the key it stands on ends meanwhile:
+  // a span read twice is counted once.
+  std::set<std::vector<uint8_t>> seen;
   for (size_t i = 0; i < spans.count(); ++i) {
+    auto span_key = spans.key(i);
+    if (!seen.emplace(span_key.begin(), span_key.end()).second) continue;
     std::span<const uint8_t> span = spans.value(i).first(std::min<size_t>(
         spans.stride, spans.value(i).size()));
     std::vector<uint8_t> key(key_size, 0);
