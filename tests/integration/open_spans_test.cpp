@@ -173,3 +173,33 @@ TEST_CASE("memleak-outstanding beside memleak-bpfcc's outstanding allocations (i
 }
 
 }  // namespace bpfql::test
+
+namespace bpfql::test {
+
+TEST_CASE("report: open keeps max_entries open spans; the begins beyond are dropped and counted") {
+  BPFQL_REQUIRE_ROOT();
+  // 50 blocks held, room for 10: the first 10 are open, at least the other 40 begins dropped
+  // (libc's own mallocs at exit, with the hash full, are dropped too).
+  TraceRun run = trace({.queries = {query_file("open-spans-capacity.yml")},
+                        .workload = {"malloc", "50", "64", "sleep", "600"},
+                        .pass_pid = false,
+                        .pid_option = true,
+                        .extra_args = {"--interval", "200ms"}});
+  INFO("stderr:\n" << run.err << "stdout:\n" << run.out);
+  std::vector<json> prints = intervals_of(run, "open-spans-capacity");
+  REQUIRE(!prints.empty());
+  int64_t dropped = 0;
+  for (const json& p : prints) dropped += as_int(p["dropped"]);
+  CHECK(dropped >= 40);
+  int64_t open = 0, ours = 0;
+  for (const json& row : prints.back()["rows"]) {
+    open += as_int(row["blocks"]);
+    if (row["stack"].is_array() && !row["stack"].empty() &&
+        row["stack"][0].get<std::string>().starts_with("bpfql_wl_malloc+"))
+      ours += as_int(row["blocks"]);
+  }
+  CHECK(open == 10);
+  CHECK(ours == 10);
+}
+
+}  // namespace bpfql::test
