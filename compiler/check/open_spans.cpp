@@ -23,10 +23,14 @@ Result<void> check_read_off_span(const Expr& e, bool aggregated) {
                                        "at the print, so it is one capture itself (begin.EXPR{}); "
                                        "an expression over captures is not computed there",
                                        e.text, what, aggregated ? " or age" : ""));
+  // One value the end reads (comm, arg0, args.fd): the begin may capture it instead.
+  bool one_value = e.as<BuiltinRef>() || e.as<FieldRef>();
   return error_at(e.loc, fmt::format("'{}' is read at the end probe, but with 'report: open' the "
                                      "rows are spans that have not ended: {} is what the begin "
-                                     "captured (begin.EXPR{}); did you mean 'begin.{}'?",
-                                     e.text, what, aggregated ? " or age" : "", e.text));
+                                     "captured (begin.EXPR{}){}",
+                                     e.text, what, aggregated ? " or age" : "",
+                                     one_value ? fmt::format("; did you mean 'begin.{}'?", e.text)
+                                               : std::string()));
 }
 
 }  // namespace

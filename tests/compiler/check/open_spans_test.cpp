@@ -169,3 +169,9 @@ TEST_CASE("age is a builtin only in a span with report: open; elsewhere the name
         "2:13: 'age' (the time an open span has been open, at a print) exists only in a span "
         "with 'report: open'");
 }
+
+TEST_CASE("report: open: an end-side expression gets no did-you-mean that would be refused too") {
+  CHECK(check_error(memleak("[count(), sum(arg0 + 1)]")) ==
+        "6:23: 'arg0 + 1' is read at the end probe, but with 'report: open' the rows are spans "
+        "that have not ended: an aggregated value is what the begin captured (begin.EXPR or age)");
+}
