@@ -105,7 +105,9 @@ std::string check_ok_line(const CheckedQuery& query) {
   size_t probes = query.probes.size() + (query.span ? query.span->begin.size() : 0);
   return fmt::format("{}: ok ({} probe{}{}, {})", query.name, probes, probes == 1 ? "" : "s",
                      query.span ? ": a span" : "",
-                     query.streaming() ? "streams events" : "aggregates in the kernel");
+                     query.streaming()                       ? "streams events"
+                     : query.span && query.span->report_open ? "lists the spans still open"
+                                                             : "aggregates in the kernel");
 }
 
 std::string why_not_runnable(const std::string& path, const KernelCatalog& catalog) {

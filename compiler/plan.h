@@ -142,6 +142,16 @@ inline int histogram_slots(const PlanAggregate& a) {
   return histogram_slots(a.kind, a.lhist_min, a.lhist_max, a.lhist_step, a.is_signed);
 }
 
+// `report: open`: where a key or an aggregate's argument is in an open span's stored value
+// (the span value struct, or the bare u64 begin time when nothing is captured).
+struct SpanValueSource {
+  enum class Kind { None, Field, Age };  // None: count(); Age: print time - begin time (ns)
+  Kind kind = Kind::None;
+  uint32_t offset = 0;  // Field: in the span value
+  uint32_t size = 0;
+  bool is_signed = false;
+};
+
 struct PlanQuery {
   std::string name;
   std::string description;
@@ -178,6 +188,13 @@ struct PlanQuery {
   std::string open_span_map;
   uint32_t span_key_size = 0;
   uint32_t span_value_size = 0;
+  // `report: open`: the rows are built at each print from the open spans in open_span_map
+  // (runtime/collect/open_spans.h), as the value and histogram maps would hold them, laid out
+  // by keys, value_size and aggregates (value_map and the histogram map names are then "": the
+  // program has no such maps). The begin time is at offset 0 of the span value.
+  bool report_open = false;
+  std::vector<SpanValueSource> open_keys;  // parallel to keys
+  std::vector<SpanValueSource> open_args;  // parallel to aggregates
 
   std::string stack_map;  // BPF_STACK_TRACE map for KernelStack/UserStack fields ("" if none)
   // Stack ids captured at a span's begin may still be open at a print: never freed then.

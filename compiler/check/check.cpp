@@ -14,6 +14,7 @@
 #include "compiler/check/probe.h"
 #include "compiler/check/select.h"
 #include "compiler/check/pid_sides.h"
+#include "compiler/check/open_spans.h"
 #include "compiler/check/span.h"
 #include "compiler/check/span_check.h"
 #include "compiler/check/span_unmatched.h"
@@ -273,6 +274,8 @@ Result<CheckedQuery> check_query(const QuerySpec& spec, const QueryFile& file,
   if (spec.span) {
     if (auto r = check_span(*spec.span, catalog, scope, out); !r) return std::unexpected(r.error());
     scope.in_span_end = true;
+    out.span->report_open = spec.span->report_open.has_value();
+    scope.span_open = out.span->report_open;
     begin_scope.probes = &out.span->begin;
     scope.begin_scope = &begin_scope;
   } else {
@@ -293,6 +296,9 @@ Result<CheckedQuery> check_query(const QuerySpec& spec, const QueryFile& file,
   if (out.span) {
     collect_captures(out);
     if (auto r = check_span_captures(out); !r) return std::unexpected(r.error());
+    if (spec.span->report_open)
+      if (auto r = check_open_report(*spec.span->report_open, out); !r)
+        return std::unexpected(r.error());
     warn_task_context(out);
     if (auto r = check_pid_sides(out); !r) return std::unexpected(r.error());
     if (auto r = check_unmatched(*spec.span, out); !r) return std::unexpected(r.error());

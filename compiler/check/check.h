@@ -91,6 +91,9 @@ struct CheckedSpan {
   // `unmatched: keep` in effect (span_unmatched.h): an end whose key has no open span is
   // recorded too, without `duration` and captures.
   bool keep_unmatched = false;
+  // `report: open`: the rows are the spans still open, read from their hash (never thread
+  // storage) at each print; the end only consumes.
+  bool report_open = false;
 
   // The slot of a capture's inner expression; -1 for begin.ts.
   int capture_slot(const Expr& inner) const;

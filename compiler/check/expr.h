@@ -24,6 +24,7 @@ struct ExprScope {
   const std::vector<ProbeRef>* probes = nullptr;  // every probe the expression runs on
   const std::map<std::string, ParamValue>* params = nullptr;
   bool in_span_end = false;  // `duration` exists
+  bool span_open = false;    // a span with `report: open`: `age` exists, `duration` only in where
   // At a span's end: the scope of its begin probes, where `begin.EXPR` is checked. Null
   // elsewhere (no captures).
   const ExprScope* begin_scope = nullptr;

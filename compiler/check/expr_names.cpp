@@ -27,6 +27,7 @@ constexpr BuiltinName kBuiltins[] = {
     {"cpu", Builtin::Cpu},       {"ts", Builtin::Ts},         {"cgroup", Builtin::Cgroup},
     {"probe", Builtin::Probe},   {"retval", Builtin::Retval}, {"duration", Builtin::Duration},
     {"kstack", Builtin::Kstack}, {"ustack", Builtin::Ustack}, {"curtask", Builtin::Curtask},
+    {"age", Builtin::Age},
 };
 
 bool is_syscall_tracepoint(const ProbeRef& probe) {
@@ -64,8 +65,11 @@ bool reads_user_memory(const ProbeRef& probe) {
 
 Result<void> ExprChecker::visit(Expr& e, Identifier& id, int depth) {
   std::string name = id.name;
+  // `age` is a builtin only in a span with `report: open`; elsewhere the name stays free (a
+  // field of writeback:writeback_queue_io and damon:* is called age).
   for (const auto& builtin : kBuiltins)
-    if (name == builtin.name) return resolve_builtin(e, builtin.which, 0);
+    if (name == builtin.name && (builtin.which != Builtin::Age || scope_.span_open))
+      return resolve_builtin(e, builtin.which, 0);
   int arg = 0;
   if (is_arg_name(name, &arg)) return resolve_builtin(e, Builtin::Arg, arg);
   if (scope_.macros)
@@ -91,6 +95,7 @@ Result<void> ExprChecker::visit(Expr& e, Identifier& id, int depth) {
                                        "'{0}()'{2}",
                                        name, probe_phrase(),
                                        name == "count" ? "" : " with its argument"));
+  if (name == "age") return resolve_builtin(e, Builtin::Age, 0);  // says where it exists
   return error_at(e.loc, fmt::format("unknown name '{}'{}", name, probe_phrase()) +
                              did_you_mean(name, names_in_scope(scope_)));
 }
@@ -214,6 +219,19 @@ Result<void> ExprChecker::resolve_builtin(Expr& e, Builtin which, int arg_index)
     case Builtin::Duration:
       if (!scope_.in_span_end)
         return error_at(e.loc, "'duration' exists only in span queries (at the end probe)");
+      if (scope_.span_open && scope_.role != ExprRole::Filter)
+        return error_at(e.loc, "a span with 'report: open' lists spans that have not ended, so "
+                               "they have no duration; 'age' is the time since their begin "
+                               "(max(age) as oldest)");
+      e.type = Type::integer(64, false);
+      break;
+    case Builtin::Age:
+      if (!scope_.span_open)
+        return error_at(e.loc, "'age' (the time an open span has been open, at a print) exists "
+                               "only in a span with 'report: open'");
+      if (scope_.role != ExprRole::AggregateArg)
+        return error_at(e.loc, "'age' is measured at each print, over the spans still open: "
+                               "aggregate it (max(age) as oldest, hist(age))");
       e.type = Type::integer(64, false);
       break;
     case Builtin::Curtask: {
@@ -343,7 +361,9 @@ std::vector<std::string> names_in_scope(const ExprScope& scope) {
 }
 
 bool is_builtin_name(std::string_view name) {
-  return std::ranges::any_of(expr_check::kBuiltins, [&](const auto& b) { return name == b.name; });
+  // `age` (report: open only) leaves the name free for macros and fields elsewhere.
+  return std::ranges::any_of(expr_check::kBuiltins,
+                             [&](const auto& b) { return name == b.name && b.which != Builtin::Age; });
 }
 
 }  // namespace bpfql

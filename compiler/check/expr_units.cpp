@@ -69,7 +69,8 @@ std::optional<double> literal_value(const Expr& e) {
 
 Unit expr_unit(const Expr& expr, const std::vector<ProbeRef>& probes) {
   if (const auto* b = expr.as<BuiltinRef>()) {
-    if (b->which == Builtin::Duration || b->which == Builtin::Ts) return Unit::nanoseconds();
+    if (b->which == Builtin::Duration || b->which == Builtin::Ts || b->which == Builtin::Age)
+      return Unit::nanoseconds();
     return {};
   }
   if (const auto* f = expr.as<FieldRef>()) {

@@ -339,18 +339,23 @@ Result<void> expand_star(const Located& star, const ExprScope& scope, CheckedQue
 // ustack and usym() are symbolized with the memory map of the process they came from, and the
 // same addresses mean different code in different processes: a query keyed by them also keys by
 // the process id, without showing it (as bpftrace does), unless it already has a plain `pid` key.
+// A stack captured at a span's begin (`begin.ustack`) came from the begin's process: `begin.pid`.
 Result<void> add_process_key(const ExprScope& scope, CheckedQuery& out) {
-  bool user_addresses = std::any_of(out.keys.begin(), out.keys.end(), [](const KeyItem& k) {
-    auto* b = k.expr->as<BuiltinRef>();
-    return k.display == Display::Usym || (b && b->which == Builtin::Ustack);
+  bool captured = false;
+  bool user_addresses = std::any_of(out.keys.begin(), out.keys.end(), [&](const KeyItem& k) {
+    const auto* c = k.expr->as<Capture>();
+    auto* b = (c ? *c->inner : *k.expr).as<BuiltinRef>();
+    bool user = k.display == Display::Usym || (b && b->which == Builtin::Ustack);
+    captured = captured || (user && c);
+    return user;
   });
   bool has_pid = std::any_of(out.keys.begin(), out.keys.end(),
                              [](const KeyItem& k) { return k.name == "pid"; });
   if (!user_addresses || has_pid) return {};
-  ExprPtr pid = std::make_unique<Expr>();
-  pid->node = Identifier{"pid"};
+  auto parsed = parse_expression(captured ? "begin.pid" : "pid", out.keys.front().loc);
+  if (!parsed) return std::unexpected(parsed.error());
+  ExprPtr pid = std::move(*parsed);
   pid->loc = out.keys.front().loc;
-  pid->text = "pid";
   ExprScope key_scope = scope;
   key_scope.role = ExprRole::Key;
   if (auto r = check_expr(*pid, key_scope); !r) return r;

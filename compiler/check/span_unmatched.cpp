@@ -45,6 +45,10 @@ Result<void> check_filters(const std::vector<ExprPtr>& filters, const SpanSpec& 
 
 Result<void> check_unmatched(const SpanSpec& spec, CheckedQuery& q) {
   if (!spec.keep_unmatched) return {};
+  if (spec.report_open)
+    return error_at(spec.unmatched_loc.value_or(spec.loc),
+                    "'unmatched: keep' records ends, and 'report: open' lists the spans still open, "
+                    "not ends: use one of them");
   if (auto r = check_filters(q.filters, spec); !r) return r;
   for (const auto& rule : q.span->rules)
     if (rule.filters)

@@ -165,6 +165,8 @@ Result<CValue> FunctionGen::builtin(const Expr& e, const BuiltinRef& b) {
       return emit_ppid(e);
     case Builtin::Curtask:
       return CValue{cached("curtask", "u64 curtask = bpf_get_current_task();"), u64};
+    case Builtin::Age:  // report: open: read off the open spans at each print, never in BPF
+      return std::unexpected(unsupported(e, "'age' is computed at the print, not in the kernel"));
     case Builtin::Comm:
     case Builtin::Pcomm:
     case Builtin::Kstack:

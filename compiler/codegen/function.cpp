@@ -174,7 +174,8 @@ Result<void> FunctionGen::emit_main() {
   if (query_.span->keep_unmatched) return emit_span_end_keeping();  // nothing `after` (checker)
   if (auto r = emit_span_lookup(); !r) return r;
   if (auto r = emit_filters(after); !r) return r;
-  if (query_.streaming()) {
+  if (query_.span->report_open) {  // the rows are the open spans: an end only consumes
+  } else if (query_.streaming()) {
     if (auto r = emit_event(); !r) return r;
   } else {
     if (auto r = emit_key(); !r) return r;
@@ -280,7 +281,8 @@ Result<CValue> FunctionGen::capture(const Expr& e, const Capture& c) {
 }
 
 bool span_in_task_storage(const CheckedQuery& q) {
-  if (!q.span || q.span->composite()) return false;
+  // report: open walks the open spans at each print: a thread's storage cannot be walked.
+  if (!q.span || q.span->composite() || q.span->report_open) return false;
   auto is_tid = [](const ExprPtr& k) {
     const auto* ref = k->as<BuiltinRef>();
     return ref && ref->which == Builtin::Tid;

@@ -20,7 +20,9 @@ ValueKind value_kind(const Expr& e) {
     case TypeKind::Bytes:
       return ValueKind::Bytes;
     case TypeKind::Stack: {
-      auto* b = e.as<BuiltinRef>();
+      // `begin.ustack` is a user stack too: the builtin inside the capture says which.
+      const auto* c = e.as<Capture>();
+      auto* b = (c ? *c->inner : e).as<BuiltinRef>();
       return b && b->which == Builtin::Ustack ? ValueKind::UserStack : ValueKind::KernelStack;
     }
     default:
@@ -29,6 +31,24 @@ ValueKind value_kind(const Expr& e) {
 }
 
 namespace {
+
+// Where a `report: open` key or aggregate argument (a capture, begin.ts or age) is stored.
+SpanValueSource span_value_source(const CheckedQuery& q, const QueryLayout& L, const Expr* e) {
+  SpanValueSource s;
+  if (!e) return s;
+  if (const auto* b = e->as<BuiltinRef>(); b && b->which == Builtin::Age) {
+    s.kind = SpanValueSource::Kind::Age;
+    return s;
+  }
+  s.kind = SpanValueSource::Kind::Field;
+  s.is_signed = e->type.is_integer() && e->type.is_signed;
+  const auto* c = e->as<Capture>();
+  int slot = c ? q.span->capture_slot(*c->inner) : -1;
+  const CMember* m = slot >= 0 ? capture_member_at(L, static_cast<size_t>(slot)) : nullptr;
+  s.offset = m ? m->offset : 0;  // begin.ts: the stored begin time, first
+  s.size = m ? m->size : 8;
+  return s;
+}
 
 // The values of grouped keys: preallocated. A per-CPU hash whose entries are allocated as keys
 // appear would spare map creation ~8 ms (the kernel allocates every preallocated entry's per-CPU
@@ -54,7 +74,9 @@ std::string query_declarations(const CheckedQuery& q, const QueryLayout& L, Dial
     out += comment ? fmt::format("  /* {} */\n", comment) : "\n";
   };
   uint32_t max_entries = std::max<uint32_t>(q.max_entries, 1);
-  if (!L.val.empty()) {
+  // report: open: the rows are read off the open spans at each print, so no values are kept.
+  const bool aggregates_in_kernel = !(q.span && q.span->report_open);
+  if (!L.val.empty() && aggregates_in_kernel) {
     if (L.key.empty())
       declare({MapKind::PercpuArray, L.map("vals"), "", L.val.type(), 1, 4, L.val.size()});
     else
@@ -62,7 +84,7 @@ std::string query_declarations(const CheckedQuery& q, const QueryLayout& L, Dial
                L.key.size(), L.val.size()});
   }
   for (size_t i = 0; i < q.aggregates.size(); ++i) {
-    if (L.hist_maps[i].empty()) continue;
+    if (L.hist_maps[i].empty() || !aggregates_in_kernel) continue;
     const auto& agg = q.aggregates[i];
     bool is_signed = agg.arg && agg.arg->type.is_integer() && agg.arg->type.is_signed;
     int slots =
@@ -130,8 +152,9 @@ PlanQuery plan_query(const CheckedQuery& q, const QueryLayout& L) {
                                q.keys[i].symbol_flags});
   }
   p.key_size = L.key.empty() ? 0 : L.key.size();
+  const bool open = q.span && q.span->report_open;
   if (!L.val.empty()) {
-    p.value_map = L.map("vals");
+    if (!open) p.value_map = L.map("vals");
     p.value_size = L.val.size();
   }
   for (size_t i = 0; i < q.aggregates.size(); ++i) {
@@ -145,7 +168,7 @@ PlanQuery plan_query(const CheckedQuery& q, const QueryLayout& L) {
       (agg.kind == AggKind::Min || agg.kind == AggKind::Max ? a.minmax_offset : a.sum_offset) =
           offset;
     }
-    a.map_name = L.hist_maps[i];
+    if (!open) a.map_name = L.hist_maps[i];
     a.lhist_min = agg.lhist_min;
     a.lhist_max = agg.lhist_max;
     a.lhist_step = agg.lhist_step;
@@ -178,6 +201,11 @@ PlanQuery plan_query(const CheckedQuery& q, const QueryLayout& L) {
   }
   if (q.span)
     for (const auto& c : q.span->captures) p.keep_stacks |= c->type.kind == TypeKind::Stack;
+  if (open) {
+    p.report_open = true;
+    for (const auto& k : q.keys) p.open_keys.push_back(span_value_source(q, L, k.expr.get()));
+    for (const auto& a : q.aggregates) p.open_args.push_back(span_value_source(q, L, a.arg.get()));
+  }
   p.interval_ns = q.interval_ns;
   p.stop_after_ns = q.stop_after_ns;
   p.cumulative = q.cumulative;

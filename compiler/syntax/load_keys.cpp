@@ -265,6 +265,22 @@ Result<void> read_unmatched(const Entry& entry, SpanSpec& span) {
   return {};
 }
 
+// `report: ended` (the default: a row per ended span) or `report: open` (the spans still open at
+// each print).
+Result<void> read_report(const Entry& entry, SpanSpec& span) {
+  auto text = scalar(entry, "ended or open");
+  if (!text) return std::unexpected(text.error());
+  if (trim(text->text) == "open") {
+    span.report_open = entry.key_loc;
+    return {};
+  }
+  if (trim(text->text) == "ended") return {};
+  return error_at(text->loc, fmt::format("span 'report' is 'ended' (a row per ended span, the "
+                                         "default) or 'open' (the spans still open at each "
+                                         "print){}",
+                                         did_you_mean(text->text, {"ended", "open"})));
+}
+
 Result<void> read_span_key(const Entry& entry, const YamlSource& src, SpanSpec& span) {
   if (entry.key == "begin" || entry.key == "end") {
     return span_probes(entry, src, span);
@@ -276,9 +292,11 @@ Result<void> read_span_key(const Entry& entry, const YamlSource& src, SpanSpec& 
     span.begin_where = std::move(*where);
   } else if (entry.key == "unmatched") {
     return read_unmatched(entry, span);
+  } else if (entry.key == "report") {
+    return read_report(entry, span);
   } else {
-    return std::unexpected(
-        unknown_key(entry, "span", {"begin", "end", "key", "begin_where", "unmatched"}));
+    return std::unexpected(unknown_key(entry, "span",
+                                       {"begin", "end", "key", "begin_where", "unmatched", "report"}));
   }
   return {};
 }

@@ -140,6 +140,7 @@ void yaml_query(const QuerySpec& q, const std::string& first, const std::string&
     if (!q.span->begin_where.empty()) yaml_list_or_scalar("begin_where", q.span->begin_where,
                                                           indent + "  ", out);
     if (q.span->keep_unmatched) out += indent + "  unmatched: keep\n";
+    if (q.span->report_open) out += indent + "  report: open\n";
   } else {
     std::string probes;
     yaml_list_or_scalar("probe", q.probes, "", probes);
@@ -236,6 +237,10 @@ Result<std::string> sql_query(const QuerySpec& q) {
     return error_at(rule.loc, "a span probe with its own key or where ({probe, key, where}) has "
                               "no SQL form: a JOIN's ON and WHERE are shared by all its probes");
   }
+  if (q.span && q.span->report_open)
+    return error_at(*q.span->report_open,
+                    "a span with 'report: open' has no SQL form: a JOIN's rows are the pairs that "
+                    "met, and these rows are the begins still waiting for their end");
   if (q.span) {
     // RIGHT JOIN keeps the rows of the end side that find no begin: `unmatched: keep`.
     out += fmt::format(" FROM {} AS b {}JOIN {} AS e", joined(q.span->begin, ", "),

@@ -61,6 +61,9 @@ struct SpanSpec {
   // or `begin.` values (`drop`, the default: it is ignored).
   bool keep_unmatched = false;
   std::optional<SourceLoc> unmatched_loc;  // where `unmatched` was written
+  // `report: open`: the rows are the spans still open at each print (their captures and age),
+  // not the ended ones. Its loc is where `report` was written; nullopt: `ended` (the default).
+  std::optional<SourceLoc> report_open;
   SourceLoc loc;
 };
 

@@ -10,6 +10,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
+
+#include "runtime/collect/open_spans.h"
 
 namespace bpfql {
 namespace {
@@ -258,7 +261,22 @@ PerCpuEntries MapReader::read_counters(const std::string& name, bool keep, bool 
   return read_map(*m, keep || last);
 }
 
+// report: open: the rows are the spans still open, read (never deleted) from their hash. A batch
+// lookup walks the hash bucket by bucket, so spans that end meanwhile are not read twice.
+QuerySnapshot MapReader::read_open_spans(const PlanQuery& q) {
+  PerCpuEntries spans;
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);  // bpf_ktime_get_ns's clock
+  if (const MapHandle* m = find(q.open_span_map)) spans = read_map(*m, /*keep=*/true);
+  uint64_t now_ns = static_cast<uint64_t>(now.tv_sec) * 1000000000ULL +
+                    static_cast<uint64_t>(now.tv_nsec);
+  QuerySnapshot s = open_span_snapshot(q, spans, now_ns);
+  s.dropped = read_dropped(q);
+  return s;
+}
+
 QuerySnapshot MapReader::read(const PlanQuery& q, bool last) {
+  if (q.report_open) return read_open_spans(q);
   QuerySnapshot s;
   bool additive = std::none_of(q.aggregates.begin(), q.aggregates.end(), [](const PlanAggregate& a) {
     return a.kind == AggKind::Min || a.kind == AggKind::Max;

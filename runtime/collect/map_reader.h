@@ -58,6 +58,7 @@ class MapReader {
  private:
   const MapHandle* find(const std::string& name) const;
   PerCpuEntries read_hash(const MapHandle& map, bool keep);
+  QuerySnapshot read_open_spans(const PlanQuery& query);
   PerCpuEntries read_hash_by_iteration(const MapHandle& map, bool keep);
   PerCpuEntries read_array(const MapHandle& map, bool keep);
   // An array of additive u64 counters, as the difference from the previous read (see .cpp).

@@ -48,13 +48,16 @@ std::vector<std::string> occupied_names(const std::string& name, AggKind kind) {
   return {name};
 }
 
-bool counter_kind(AggKind kind) { return kind == AggKind::Count || kind == AggKind::Sum; }
+// Counts and sums only grow, except a `report: open` query's: what is open now, a gauge.
+bool counter_kind(AggKind kind, bool open) {
+  return !open && (kind == AggKind::Count || kind == AggKind::Sum);
+}
 
 // bpfql_<query>_<item>, without stutter: the item is left out when the query's name already
 // says it (query `switches`, item `switches`; query `read-bytes`, item `bytes`). Counters end
 // in _total; a gauge never ends in a suffix Prometheus reserves for other types.
 std::string family_name(const std::string& query, const std::string& column, AggKind kind,
-                        const Unit& unit) {
+                        const Unit& unit, bool open) {
   std::string q = prometheus_name_part(query);
   std::string part = prometheus_name_part(column);
   if (part.empty()) part = "value";
@@ -75,7 +78,7 @@ std::string family_name(const std::string& query, const std::string& column, Agg
   std::string base = "bpfql_" + q;
   if (!part.empty() && !(part == q || q.ends_with("_" + part))) base += "_" + part;
   base = with_unit_suffix(base, unit);  // base units: _seconds, _bytes (prometheus_units.h)
-  if (counter_kind(kind)) return base.ends_with("_total") ? base : base + "_total";
+  if (counter_kind(kind, open)) return base.ends_with("_total") ? base : base + "_total";
   for (const char* reserved : {"_total", "_count", "_sum", "_bucket"})
     if (base.ends_with(reserved)) return base + "_value";
   return base;
@@ -338,6 +341,18 @@ std::string aggregate_help(const PlanQuery& q, const std::string& column, AggKin
                            const std::vector<std::string>& keys) {
   std::string by = keys.empty() ? "" : " per " + fmt::format("{}", fmt::join(keys, ", "));
   std::string what;
+  if (q.report_open) {  // report: open: over the spans open at this refresh
+    switch (kind) {
+      case AggKind::Count: what = "Spans open now"; break;
+      case AggKind::Sum: what = "Sum of the values over the spans open now"; break;
+      case AggKind::Min: what = "Smallest value over the spans open now"; break;
+      case AggKind::Max: what = "Largest value over the spans open now"; break;
+      case AggKind::Avg: what = "Average of the values over the spans open now"; break;
+      case AggKind::Stats: what = "Count and sum of the values over the spans open now"; break;
+      default: what = "Distribution of the values over the spans open now"; break;
+    }
+    return fmt::format("{}{} ({} of query {})", what, by, column, q.name);
+  }
   switch (kind) {
     case AggKind::Count: what = "Events counted since bpfql serve started"; break;
     case AggKind::Sum: what = "Sum of the values since bpfql serve started"; break;
@@ -392,7 +407,7 @@ PrometheusRenderer::PrometheusRenderer(const Plan& plan, size_t max_series, std:
         key_texts.push_back(column);
       } else {
         const PlanAggregate& a = q.aggregates[c.aggregate];
-        c.name = family_name(q.name, column, a.kind, a.unit);
+        c.name = family_name(q.name, column, a.kind, a.unit, q.report_open);
         if (is_histogram(a.kind)) c.les = fixed_bounds(a);
         for (const auto& n : occupied_names(c.name, a.kind)) ++taken[n];
         claims.push_back({qi, names.columns.size(), c.name});
@@ -417,7 +432,7 @@ PrometheusRenderer::PrometheusRenderer(const Plan& plan, size_t max_series, std:
     for (const auto& n : occupied_names(c.name, kind)) collides = collides || taken[n] > 1;
     if (!collides) continue;
     std::string text = q.name + '\0' + q.columns[claim.column];
-    bool counter = counter_kind(kind);
+    bool counter = counter_kind(kind, q.report_open);
     std::string stem = counter ? c.name.substr(0, c.name.size() - 6) : c.name;  // without _total
     for (uint32_t salt = 0;; ++salt) {
       std::string name = fmt::format("{}_{:08x}{}", stem, fnv1a(text + std::to_string(salt)), counter ? "_total" : "");
@@ -526,7 +541,7 @@ void PrometheusRenderer::render_families(const IntervalResult& r, QueryNames& na
     } else {
       // The spec makes sums counters: with `where: E > 0` (the usual case) they only grow; a sum
       // of negative values would fall, which Prometheus reads as a counter reset (documented).
-      bool counter = agg.kind == AggKind::Count || agg.kind == AggKind::Sum;
+      bool counter = counter_kind(agg.kind, q.report_open);
       family_header(out, col.name, col.help, counter ? "counter" : "gauge");
       for (size_t i = 0; i < cells.size(); ++i) {
         std::string value = sample_text(prometheus_scaled(*cells[i], prometheus_unit_scale(agg.unit)));

@@ -132,12 +132,12 @@ TEST_CASE("a library on two kernels: a renamed field passes on one, fails on the
   Completed run = bpfql({"check", "--kernel", kShipped, "--kernel", renamed, kLibrary});
   INFO("stdout:\n" << run.out << "\nstderr:\n" << run.err);
   CHECK(run.status.exited_with(2));
-  CHECK(has(run.out, "query                  library-6.18.kernel  renamed.kernel\n"
-                     "                       6.18.44-"));
-  CHECK(has(run.out, "\nblock/io-by-process    ok                   FAIL\n"));
-  CHECK(has(run.out, "\nblock/io-size          ok                   FAIL\n"));
-  CHECK(has(run.out, "\nblock/bitesize         ok                   FAIL\n"));
-  CHECK(has(run.out, "\nsyscalls/top           ok                   ok\n"));
+  CHECK(has(run.out, "query                   library-6.18.kernel  renamed.kernel\n"
+                     "                        6.18.44-"));
+  CHECK(has(run.out, "\nblock/io-by-process     ok                   FAIL\n"));
+  CHECK(has(run.out, "\nblock/io-size           ok                   FAIL\n"));
+  CHECK(has(run.out, "\nblock/bitesize          ok                   FAIL\n"));
+  CHECK(has(run.out, "\nsyscalls/top            ok                   ok\n"));
   CHECK(has(run.out, "block/io-by-process on renamed.kernel (6.19.0-renamed):\n" + kLibrary +
                          "/block/io-by-process.yml:4:35: error: unknown field 'bytes' in tracepoint "
                          "block:block_rq_issue\n"

@@ -75,6 +75,11 @@ class ReferenceTool {
     return lines;
   }
 
+  // Reads what the tool prints for up to `timeout` (into out()), for callers that wait on it.
+  void pump(milliseconds timeout) {
+    if (process_) process_->wait_for_stdout("\x01", timeout);
+  }
+
   std::string out() const { return process_ ? process_->out() : ""; }
   std::string err() const { return process_ ? process_->err() : ""; }
   // bpftrace says "Lost N events" when its perf buffer overflowed (a tool that traces every

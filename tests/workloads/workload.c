@@ -38,7 +38,10 @@
 //                        at least the K of them
 //   syncs N PATH         N rounds of sync(), syncfs(fd), fsync(fd), fdatasync(fd) on PATH (opened,
 //                        O_CREAT, before the wait; the file is left behind)
-//   malloc N SIZE        N malloc(SIZE)s, kept (at most 4096 blocks held in all)
+//   malloc N SIZE        N malloc(SIZE)s, kept (at most 4096 blocks held in all), all called from
+//                        bpfql_wl_malloc
+//   malloc-other N SIZE  the same, called from another function (bpfql_wl_malloc_other): a second
+//                        allocating stack; its blocks join the malloc steps' in allocation order
 //   free M               free() of the M blocks malloc steps allocated first (M <= blocks held)
 //   connect-dropped N PORT  listens on 127.0.0.1:PORT with an accept queue of one, fills it with a
 //                        connection, then connects again with TCP_SYNCNT N: the listener drops
@@ -495,8 +498,17 @@ static void do_udp_loop(long n) {
 void* bpfql_wl_blocks[MAX_BLOCKS];
 static long blocks_held, blocks_freed;
 
-static void do_malloc(long n, long size) {
+// Not static and never inlined: each is its own frame, by name, in the allocating user stack.
+__attribute__((noinline)) void bpfql_wl_malloc(long n, long size) {
   if (blocks_held + n > MAX_BLOCKS) usage("malloc: more than 4096 blocks");
+  for (long i = 0; i < n; ++i) {
+    bpfql_wl_blocks[blocks_held] = malloc((size_t)size);
+    if (!bpfql_wl_blocks[blocks_held++]) die("malloc");
+  }
+}
+
+__attribute__((noinline)) void bpfql_wl_malloc_other(long n, long size) {
+  if (blocks_held + n > MAX_BLOCKS) usage("malloc-other: more than 4096 blocks");
   for (long i = 0; i < n; ++i) {
     bpfql_wl_blocks[blocks_held] = malloc((size_t)size);
     if (!bpfql_wl_blocks[blocks_held++]) die("malloc");
@@ -564,8 +576,9 @@ static int parse_steps(int argc, char** argv, struct step* steps, int max_steps)
                !strcmp(name, "openat") || !strcmp(name, "open-missing") || !strcmp(name, "mixed") ||
                !strcmp(name, "connect") || !strcmp(name, "connect6") ||
                !strcmp(name, "connect-refused") || !strcmp(name, "chown") || !strcmp(name, "statx") ||
-               !strcmp(name, "syncs") || !strcmp(name, "malloc") || !strcmp(name, "connect-dropped") ||
-               !strcmp(name, "ticks") || !strcmp(name, "starve") || !strcmp(name, "fsyncs")) {
+               !strcmp(name, "syncs") || !strcmp(name, "malloc") || !strcmp(name, "malloc-other") ||
+               !strcmp(name, "connect-dropped") || !strcmp(name, "ticks") || !strcmp(name, "starve") ||
+               !strcmp(name, "fsyncs")) {
       args_needed = 2;
     } else if (!strcmp(name, "spin-pinned")) {
       if (i + 3 > argc) usage("missing step arguments");
@@ -634,7 +647,8 @@ static void run_step(struct step* s, int zero_fd, int null_fd) {
   else if (!strcmp(name, "pingpong")) do_pingpong(s->a);
   else if (!strcmp(name, "spin-pinned")) do_spin_pinned(s->a, s->b, s->c);
   else if (!strcmp(name, "syncs")) do_syncs(s->a, s->fd);
-  else if (!strcmp(name, "malloc")) do_malloc(s->a, s->b);
+  else if (!strcmp(name, "malloc")) bpfql_wl_malloc(s->a, s->b);
+  else if (!strcmp(name, "malloc-other")) bpfql_wl_malloc_other(s->a, s->b);
   else if (!strcmp(name, "free")) do_free(s->a);
   else if (!strcmp(name, "connect-dropped")) do_connect_dropped(s->a, s->b);
   else if (!strcmp(name, "accept")) do_accept(s->a);

@@ -252,3 +252,14 @@ TEST_CASE("unmatched: keep converts to RIGHT JOIN and back") {
   REQUIRE_MESSAGE(again, again.error().message);
   CHECK(again->queries[0].span->keep_unmatched);
 }
+
+TEST_CASE("unmatched: keep and report: open together are an error at unmatched") {
+  // report: open lists open spans; a kept end is no open span.
+  std::string err = check_error(
+      "span:\n  begin: tracepoint:syscalls:sys_enter_read\n  end: tracepoint:syscalls:sys_exit_read\n"
+      "  key: pid\n  unmatched: keep\n  report: open\nselect: [begin.comm, count()]\n"
+      "group_by: begin.comm\n");
+  CHECK(err.rfind("5:14: 'unmatched: keep' records ends, and 'report: open' lists the spans still "
+                  "open, not ends: use one of them",
+                  0) == 0);
+}

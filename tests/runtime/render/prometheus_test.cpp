@@ -608,3 +608,23 @@ TEST_CASE("prometheus: the series cap keeps the label sets it exported and count
   CHECK_LINE(text, "bpfql_pids_count_total{pid=\"2\"} 20");
   CHECK_LINE(text, "bpfql_series_refused{query=\"pids\"} 2");
 }
+
+TEST_CASE("prometheus: a report: open query's counts and sums are gauges of what is open now") {
+  Plan plan;
+  PlanQuery q;
+  q.name = "memleak-outstanding";
+  q.report_open = true;
+  q.keys = {key("comm")};
+  q.aggregates = {agg("blocks", AggKind::Count), agg("bytes", AggKind::Sum)};
+  q.columns = {"comm", "blocks", "bytes"};
+  q.attaches = {attach("uretprobe:c:malloc")};
+  plan.queries.push_back(q);
+  std::vector<ResultRow> rows = {{{std::string("app"), uint64_t{15}, uint64_t{64815}}}};
+  std::string text = render_one(plan, result(plan.queries[0], rows));
+  CHECK_LINE(text, "# HELP bpfql_memleak_outstanding_blocks Spans open now per comm (blocks of "
+                   "query memleak-outstanding)");
+  CHECK_LINE(text, "# TYPE bpfql_memleak_outstanding_blocks gauge");
+  CHECK_LINE(text, "bpfql_memleak_outstanding_blocks{comm=\"app\"} 15");
+  CHECK_LINE(text, "# TYPE bpfql_memleak_outstanding_bytes gauge");
+  CHECK(text.find("_total{comm") == std::string::npos);
+}
