@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tests/integration/harness.h"
+#include "tests/integration/histogram_compare.h"
 #include "tests/integration/reference_tool.h"
 
 namespace bpfql::test {
@@ -136,8 +137,9 @@ TEST_CASE("runqlat side by side with runqlat.bt's probes, on one task: the same 
   CHECK(waits >= 6);
   CHECK(waits == spans);
   // The two programs take their timestamps a few hundred ns apart: a wait near a power of two
-  // may land in the next bucket. Across each bucket boundary, the counts below it differ by at
-  // most the waits of the two buckets beside it.
+  // may land in the next bucket, and a vCPU stopped between them moves one by any amount
+  // (histogram_compare.h: a CI run had 2 of 222 waits at 64K and 128K in bpfql, 4K and 8K in
+  // bpftrace).
   std::map<int64_t, int64_t> ours = our_hist(run), theirs = bpftrace_hist(reference);
   INFO("ours: " << [&] {
     std::string s;
@@ -149,17 +151,7 @@ TEST_CASE("runqlat side by side with runqlat.bt's probes, on one task: the same 
   for (auto [low, n] : theirs) theirs_total += n;
   CHECK(ours_total == waits);
   CHECK(theirs_total == spans);
-  int64_t ours_below = 0, theirs_below = 0;
-  for (int k = 0; k < 40; ++k) {
-    int64_t low = int64_t{1} << k, high = int64_t{1} << (k + 1);
-    ours_below += ours.count(low) ? ours[low] : 0;
-    theirs_below += theirs.count(low) ? theirs[low] : 0;
-    int64_t beside = (ours.count(low) ? ours[low] : 0) + (ours.count(high) ? ours[high] : 0) +
-                     (theirs.count(low) ? theirs[low] : 0) +
-                     (theirs.count(high) ? theirs[high] : 0);
-    INFO("below " << high << " ns");
-    CHECK(std::abs(ours_below - theirs_below) <= beside);
-  }
+  CHECK(within_a_neighbour_bucket(ours, theirs));
 }
 
 }  // namespace bpfql::test
