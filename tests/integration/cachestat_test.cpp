@@ -2,13 +2,12 @@
 // from the page cache, and a write of a new file, add exactly their bytes to the page cache, in
 // the workload; the write dirties its folios. Side by side with a bpftrace program on the same
 // tracepoints (BCC's cachestat needs kprobes, which this kernel lacks).
+#include <doctest/doctest.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <string>
 #include <vector>
-
-#include <doctest/doctest.h>
 
 #include "tests/integration/harness.h"
 #include "tests/integration/reference_tool.h"
@@ -38,28 +37,30 @@ int64_t bpftrace_scalar(const std::vector<std::string>& lines, const std::string
 
 }  // namespace
 
-TEST_CASE("mm/cachestat side by side with bpftrace: a cold read and a new file's write add their bytes") {
+TEST_CASE(
+    "mm/cachestat side by side with bpftrace: a cold read and a new file's write add their bytes") {
   BPFQL_REQUIRE_ROOT();
   TempDir dir;
   std::string cold = dir.file("cold.bin"), fresh = dir.file("new.bin");
   write_uncached(cold);
   const std::string chunks = std::to_string(kChunks), chunk = std::to_string(kChunk);
   ReferenceTool bt;
-  TraceRun run = trace(
-      {.queries = {library_query("mm/cachestat")},
-       .workload = {"file-read", chunks, chunk, cold, "file-write", chunks, chunk, fresh},
-       .while_tracing_pid = [&](pid_t pid) {
-         std::string p = std::to_string(pid);
-         bt.start({bpftrace_binary(), "-e",
-                   "BEGIN { printf(\"ready\\n\"); } "
-                   "tracepoint:filemap:mm_filemap_add_to_page_cache /pid == " + p +
-                       "/ { @folios = count(); @bytes = sum(4096 << args->order); } "
-                       "tracepoint:writeback:writeback_dirty_folio /pid == " + p +
-                       "/ { @dirtied = count(); }"},
-                  "ready");
-       }});
+  TraceRun run =
+      trace({.queries = {library_query("mm/cachestat")},
+             .workload = {"file-read", chunks, chunk, cold, "file-write", chunks, chunk, fresh},
+             .while_tracing_pid = [&](pid_t pid) {
+               std::string p = std::to_string(pid);
+               bt.start(bpftrace_e("tracepoint:filemap:mm_filemap_add_to_page_cache /pid == " + p +
+                                   "/ { @folios = count(); @bytes = sum(4096 << args->order); } "
+                                   "tracepoint:writeback:writeback_dirty_folio /pid == " +
+                                   p + "/ { @dirtied = count(); }"),
+                        "ready");
+             }});
   std::vector<std::string> reference = bt.stop();
-  INFO("stderr:\n" << run.err << "\nbpfql:\n" << run.out << "\nbpftrace:\n" << lines_text(reference));
+  INFO("stderr:\n"
+       << run.err << "\nbpfql:\n"
+       << run.out << "\nbpftrace:\n"
+       << lines_text(reference));
   REQUIRE(run.status.exited_with(0));
   int64_t folios = 0, bytes = 0, dirtied = 0;
   for (const json& print : intervals_of(run, "pagecache-added"))

@@ -28,13 +28,6 @@
 namespace bpfql::test {
 namespace {
 
-std::vector<json> events_of_pid(const TraceRun& run, const std::string& query) {
-  std::vector<json> out;
-  for (const json& e : events_of(run, query))
-    if (as_int(e["pid"]) == run.workload_pid) out.push_back(e);
-  return out;
-}
-
 // A TCP socket on 127.0.0.1 on a port the kernel picks: listening (connects complete without
 // accept(), up to the backlog) or only bound (connects to it are refused, and no one else can
 // take the port meanwhile).
@@ -60,11 +53,6 @@ class LoopbackPort {
   int fd_;
   int port_ = 0;
 };
-
-// `bpftrace -e PROGRAM` where PROGRAM's BEGIN prints "ready".
-std::vector<std::string> bpftrace_e(const std::string& program) {
-  return {bpftrace_binary(), "-e", "BEGIN { printf(\"ready\\n\"); } " + program};
-}
 
 TEST_CASE("pidpersec side by side with pidpersec.bt's probe: the workload's forks") {
   BPFQL_REQUIRE_ROOT();

@@ -142,6 +142,13 @@ std::vector<json> events_of(const TraceRun& run, const std::string& query) {
   return found;
 }
 
+std::vector<json> events_of_pid(const TraceRun& run, const std::string& query) {
+  std::vector<json> out;
+  for (const json& e : events_of(run, query))
+    if (as_int(e["pid"]) == run.workload_pid) out.push_back(e);
+  return out;
+}
+
 json row_where(const json& rows, const json& match) {
   std::vector<json> hits;
   for (const json& row : rows) {

@@ -93,6 +93,8 @@ std::vector<json> intervals_of(const TraceRun& run, const std::string& query);
 json final_rows(const TraceRun& run, const std::string& query);
 // Streamed event records of one query.
 std::vector<json> events_of(const TraceRun& run, const std::string& query);
+// The streamed events of `query` whose "pid" is the workload's.
+std::vector<json> events_of_pid(const TraceRun& run, const std::string& query);
 
 // The one row whose fields equal all of `match`; fails (and shows the rows) when there is not
 // exactly one.

@@ -26,18 +26,6 @@
 namespace bpfql::test {
 namespace {
 
-std::vector<json> events_of_pid(const TraceRun& run, const std::string& query) {
-  std::vector<json> out;
-  for (const json& e : events_of(run, query))
-    if (as_int(e["pid"]) == run.workload_pid) out.push_back(e);
-  return out;
-}
-
-// `bpftrace -e PROGRAM` where PROGRAM's BEGIN prints "ready".
-std::vector<std::string> bpftrace_e(const std::string& program) {
-  return {bpftrace_binary(), "-e", "BEGIN { printf(\"ready\\n\"); } " + program};
-}
-
 // `text` with each NAME of `values` replaced by its value: bpftrace programs as templates.
 std::string filled(std::string text, const std::map<std::string, std::string>& values) {
   for (const auto& [name, value] : values)

@@ -111,4 +111,9 @@ inline std::vector<std::string> split_words(const std::string& line) {
 
 inline const char* bpftrace_binary() { return "/usr/bin/bpftrace"; }
 
+// `bpftrace -e PROGRAM` where PROGRAM's BEGIN prints "ready".
+inline std::vector<std::string> bpftrace_e(const std::string& program) {
+  return {bpftrace_binary(), "-e", "BEGIN { printf(\"ready\\n\"); } " + program};
+}
+
 }  // namespace bpfql::test

@@ -6,6 +6,7 @@
 // the waker's name, the frames of each stack); times within a bound: both tools time the same
 // events, only microseconds apart. Before --pid filtered only the sides that run in the task the
 // span is about, offcputime, wakeuptime and cpudist found nothing here.
+#include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,8 +15,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <doctest/doctest.h>
 
 #include "tests/integration/harness.h"
 #include "tests/integration/histogram_compare.h"
@@ -28,7 +27,20 @@ namespace {
 std::vector<std::string> bpftrace_e(std::string program, pid_t pid) {
   for (size_t at = program.find("PID"); at != std::string::npos; at = program.find("PID", at))
     program.replace(at, 3, std::to_string(pid));
-  return {bpftrace_binary(), "-e", "BEGIN { printf(\"ready\\n\"); } " + program};
+  return test::bpftrace_e(program);  // reference_tool.h's
+}
+
+// The library query NAME with `--pid` on the workload (whose exit ends the run), and bpftrace's
+// `program` (PID: the workload's) started beside it before the workload runs.
+TraceRun trace_beside(ReferenceTool& bt, const std::string& name, std::vector<std::string> workload,
+                      const std::string& program) {
+  return trace(
+      {.queries = {library_query(name)},
+       .workload = std::move(workload),
+       .pass_pid = false,
+       .pid_option = true,
+       .stop = Stop::OnItsOwn,
+       .while_tracing_pid = [&](pid_t pid) { bt.start(bpftrace_e(program, pid), "ready"); }});
 }
 
 // A kernel frame without its offset: "schedule+35" and "schedule+0x23" are "schedule".
@@ -64,7 +76,8 @@ struct BpftraceEntry {
   int64_t value = 0;
 };
 
-std::vector<BpftraceEntry> bpftrace_map(const std::vector<std::string>& lines, const std::string& name) {
+std::vector<BpftraceEntry> bpftrace_map(const std::vector<std::string>& lines,
+                                        const std::string& name) {
   std::vector<BpftraceEntry> entries;
   std::optional<BpftraceEntry> open;
   auto plain_keys = [](std::string text, BpftraceEntry& e) {
@@ -110,17 +123,25 @@ std::vector<BpftraceEntry> bpftrace_map(const std::vector<std::string>& lines, c
 }
 
 // bpftrace's hist()/lhist() as printed: "[1K, 2K)  48 |@@@|", "[0]  3 |@|"; lower bound -> count.
-std::map<int64_t, int64_t> bpftrace_buckets(const std::vector<std::string>& lines, const std::string& name) {
+std::map<int64_t, int64_t> bpftrace_buckets(const std::vector<std::string>& lines,
+                                            const std::string& name) {
   std::map<int64_t, int64_t> buckets;
   bool in = false;
   auto number = [](std::string text) {
     text.erase(0, text.find_first_not_of(' '));
     int64_t scale = 1;
     switch (text.empty() ? ' ' : text.back()) {
-      case 'K': scale = 1LL << 10; break;
-      case 'M': scale = 1LL << 20; break;
-      case 'G': scale = 1LL << 30; break;
-      default: break;
+      case 'K':
+        scale = 1LL << 10;
+        break;
+      case 'M':
+        scale = 1LL << 20;
+        break;
+      case 'G':
+        scale = 1LL << 30;
+        break;
+      default:
+        break;
     }
     if (scale != 1) text.pop_back();
     return std::stoll(text) * scale;
@@ -142,13 +163,15 @@ std::map<int64_t, int64_t> bpftrace_buckets(const std::vector<std::string>& line
 std::map<int64_t, int64_t> bpfql_buckets(const json& hist) {
   std::map<int64_t, int64_t> buckets;
   for (const json& b : hist)
-    if (as_int(b["count"]) > 0) buckets[b["min"].is_null() ? 0 : as_int(b["min"])] = as_int(b["count"]);
+    if (as_int(b["count"]) > 0)
+      buckets[b["min"].is_null() ? 0 : as_int(b["min"])] = as_int(b["count"]);
   return buckets;
 }
 
 std::string buckets_text(const std::map<int64_t, int64_t>& buckets) {
   std::string out;
-  for (const auto& [low, count] : buckets) out += std::to_string(low) + ":" + std::to_string(count) + " ";
+  for (const auto& [low, count] : buckets)
+    out += std::to_string(low) + ":" + std::to_string(count) + " ";
   return out;
 }
 
@@ -159,11 +182,13 @@ struct Blocks {
 
 // Two tools' sums of the same spans: within 5 %, and 20 us a span (each tool's own work runs
 // between the other's two clock reads).
-void check_close_sums(const std::map<std::string, Blocks>& a, const std::map<std::string, Blocks>& b) {
+void check_close_sums(const std::map<std::string, Blocks>& a,
+                      const std::map<std::string, Blocks>& b) {
   Blocks sa, sb;
   for (const auto& [key, x] : a) sa.ns += x.ns, sa.count += x.count;
   for (const auto& [key, x] : b) sb.ns += x.ns, sb.count += x.count;
-  INFO("sums: " << sa.ns << " ns in " << sa.count << " spans and " << sb.ns << " ns in " << sb.count);
+  INFO("sums: " << sa.ns << " ns in " << sa.count << " spans and " << sb.ns << " ns in "
+                << sb.count);
   CHECK(sa.count == sb.count);
   CHECK(std::llabs(sa.ns - sb.ns) <= std::max(sa.ns, sb.ns) / 20 + 20'000 * sa.count);
 }
@@ -187,14 +212,14 @@ TEST_CASE("offcputime side by side with a bpftrace rewrite: blocks by stack, tim
       "    @start[args->prev_pid] = nsecs; @comm[args->prev_pid] = comm; "
       "    @stk[args->prev_pid] = kstack; } } "
       "END { clear(@start); clear(@comm); clear(@stk); }";
-  TraceRun run = trace({.queries = {library_query("sched/offcputime")},
-                        .workload = {"sleep", "20", "20", "20", "pingpong", std::to_string(kTrips)},
-                        .pass_pid = false,
-                        .pid_option = true,
-                        .stop = Stop::OnItsOwn,  // --pid: the workload's exit ends the run
-                        .while_tracing_pid = [&](pid_t pid) { bt.start(bpftrace_e(program, pid), "ready"); }});
+  TraceRun run =
+      trace_beside(bt, "sched/offcputime",
+                   {"sleep", "20", "20", "20", "pingpong", std::to_string(kTrips)}, program);
   std::vector<std::string> reference = bt.stop();
-  INFO("stderr:\n" << run.err << "\nbpfql:\n" << run.out << "\nbpftrace:\n" << lines_text(reference));
+  INFO("stderr:\n"
+       << run.err << "\nbpfql:\n"
+       << run.out << "\nbpftrace:\n"
+       << lines_text(reference));
   REQUIRE_MESSAGE(run.status.exited_with(0), "bpfql " << run.status.describe());
 
   std::map<std::string, Blocks> ours, theirs;  // "comm;frame;frame..." from __schedule out
@@ -224,13 +249,14 @@ TEST_CASE("offcputime side by side with a bpftrace rewrite: blocks by stack, tim
     CHECK(blocks_in(*side, "do_nanosleep").ns >= 59'000'000);
     for (const auto& [key, b] : *side) CHECK(key.rfind("bpfql-wl;__schedule;", 0) == 0);
   }
-  MESSAGE("offcputime: bpfql pipe_read " << blocks_in(ours, "pipe_read").count << " blocks "
-          << blocks_in(ours, "pipe_read").ns << " ns, nanosleep " << blocks_in(ours, "do_nanosleep").count
-          << " blocks " << blocks_in(ours, "do_nanosleep").ns << " ns, " << ours.size()
+  MESSAGE("offcputime: bpfql pipe_read "
+          << blocks_in(ours, "pipe_read").count << " blocks " << blocks_in(ours, "pipe_read").ns
+          << " ns, nanosleep " << blocks_in(ours, "do_nanosleep").count << " blocks "
+          << blocks_in(ours, "do_nanosleep").ns << " ns, " << ours.size()
           << " stacks; bpftrace pipe_read " << blocks_in(theirs, "pipe_read").count << " blocks "
           << blocks_in(theirs, "pipe_read").ns << " ns, nanosleep "
-          << blocks_in(theirs, "do_nanosleep").count << " blocks " << blocks_in(theirs, "do_nanosleep").ns
-          << " ns, " << theirs.size() << " stacks");
+          << blocks_in(theirs, "do_nanosleep").count << " blocks "
+          << blocks_in(theirs, "do_nanosleep").ns << " ns, " << theirs.size() << " stacks");
   // The same blocks, stack by stack (preemptions included: both see the same switches).
   REQUIRE(ours.size() == theirs.size());
   for (const auto& [key, b] : ours) {
@@ -246,27 +272,28 @@ TEST_CASE("offcputime side by side with a bpftrace rewrite: blocks by stack, tim
                    std::map<std::string, Blocks>{{"nanosleep", blocks_in(theirs, "do_nanosleep")}});
 }
 
-TEST_CASE("wakeuptime side by side with a bpftrace rewrite: the waker, its stack, the time asleep") {
+TEST_CASE(
+    "wakeuptime side by side with a bpftrace rewrite: the waker, its stack, the time asleep") {
   BPFQL_REQUIRE_ROOT();
   const int64_t kTrips = 100;
   ReferenceTool bt;
   // Sleeps of the workload (switched out in a sleep state: not R, not R+) begin; its wakeup
   // ends them, with the waker's name and stack.
   const std::string program =
-      "tracepoint:sched:sched_switch /args->prev_state != 0 && args->prev_state != 0x100 && pid == PID/ { "
+      "tracepoint:sched:sched_switch /args->prev_state != 0 && args->prev_state != 0x100 && pid == "
+      "PID/ { "
       "  @start[args->prev_pid] = nsecs; } "
       "tracepoint:sched:sched_waking /@start[args->pid]/ { "
       "  @ns[comm, kstack, args->comm] = sum(nsecs - @start[args->pid]); "
       "  @wakeups[comm, kstack, args->comm] = count(); delete(@start[args->pid]); } "
       "END { clear(@start); }";
-  TraceRun run = trace({.queries = {library_query("sched/wakeuptime")},
-                        .workload = {"sleep", "20", "20", "pingpong", std::to_string(kTrips)},
-                        .pass_pid = false,
-                        .pid_option = true,
-                        .stop = Stop::OnItsOwn,  // --pid: the workload's exit ends the run
-                        .while_tracing_pid = [&](pid_t pid) { bt.start(bpftrace_e(program, pid), "ready"); }});
+  TraceRun run = trace_beside(bt, "sched/wakeuptime",
+                              {"sleep", "20", "20", "pingpong", std::to_string(kTrips)}, program);
   std::vector<std::string> reference = bt.stop();
-  INFO("stderr:\n" << run.err << "\nbpfql:\n" << run.out << "\nbpftrace:\n" << lines_text(reference));
+  INFO("stderr:\n"
+       << run.err << "\nbpfql:\n"
+       << run.out << "\nbpftrace:\n"
+       << lines_text(reference));
   REQUIRE_MESSAGE(run.status.exited_with(0), "bpfql " << run.status.describe());
 
   // "waker;frame;...;target", the stack from try_to_wake_up out.
@@ -283,7 +310,8 @@ TEST_CASE("wakeuptime side by side with a bpftrace rewrite: the waker, its stack
     return e.keys[0] + ";" + stack_text(from_frame(e.frames, "try_to_wake_up")) + ";" + e.keys[1];
   };
   for (const auto& e : bpftrace_map(reference, "@ns")) theirs[reference_key(e)].ns += e.value;
-  for (const auto& e : bpftrace_map(reference, "@wakeups")) theirs[reference_key(e)].count += e.value;
+  for (const auto& e : bpftrace_map(reference, "@wakeups"))
+    theirs[reference_key(e)].count += e.value;
 
   auto by_pong_write = [](const std::map<std::string, Blocks>& by_key) {
     Blocks sum;
@@ -300,10 +328,10 @@ TEST_CASE("wakeuptime side by side with a bpftrace rewrite: the waker, its stack
     CHECK(by_pong_write(*side).count == kTrips);
     for (const auto& [key, w] : *side) CHECK(key.substr(key.rfind(';')) == ";bpfql-wl");
   }
-  MESSAGE("wakeuptime: bpfql bpfql-pong pipe_write " << by_pong_write(ours).count << " wakeups "
-          << by_pong_write(ours).ns << " ns, " << ours.size() << " waker stacks; bpftrace "
-          << by_pong_write(theirs).count << " wakeups " << by_pong_write(theirs).ns << " ns, "
-          << theirs.size() << " waker stacks");
+  MESSAGE("wakeuptime: bpfql bpfql-pong pipe_write "
+          << by_pong_write(ours).count << " wakeups " << by_pong_write(ours).ns << " ns, "
+          << ours.size() << " waker stacks; bpftrace " << by_pong_write(theirs).count << " wakeups "
+          << by_pong_write(theirs).ns << " ns, " << theirs.size() << " waker stacks");
   REQUIRE(ours.size() == theirs.size());
   for (const auto& [key, w] : ours) {
     INFO("waker " << key);
@@ -326,14 +354,14 @@ TEST_CASE("cpudist side by side with a bpftrace rewrite: the same runs, in the s
       "    delete(@start[args->prev_pid]); } "
       "  if (args->next_pid != 0) { @start[args->next_pid] = nsecs; } } "
       "END { clear(@start); }";
-  TraceRun run = trace({.queries = {library_query("sched/cpudist")},
-                        .workload = {"pingpong", std::to_string(kTrips), "sleep", "20", "20", "spin", "30"},
-                        .pass_pid = false,
-                        .pid_option = true,
-                        .stop = Stop::OnItsOwn,  // --pid: the workload's exit ends the run
-                        .while_tracing_pid = [&](pid_t pid) { bt.start(bpftrace_e(program, pid), "ready"); }});
+  TraceRun run = trace_beside(
+      bt, "sched/cpudist", {"pingpong", std::to_string(kTrips), "sleep", "20", "20", "spin", "30"},
+      program);
   std::vector<std::string> reference = bt.stop();
-  INFO("stderr:\n" << run.err << "\nbpfql:\n" << run.out << "\nbpftrace:\n" << lines_text(reference));
+  INFO("stderr:\n"
+       << run.err << "\nbpfql:\n"
+       << run.out << "\nbpftrace:\n"
+       << lines_text(reference));
   REQUIRE_MESSAGE(run.status.exited_with(0), "bpfql " << run.status.describe());
 
   int64_t runs = 0;
@@ -346,8 +374,8 @@ TEST_CASE("cpudist side by side with a bpftrace rewrite: the same runs, in the s
   int64_t their_runs = -1;
   for (const auto& e : bpftrace_map(reference, "@runs")) their_runs = e.value;
   std::map<int64_t, int64_t> theirs = bpftrace_buckets(reference, "@ns");
-  MESSAGE("cpudist: bpfql " << runs << " runs [" << buckets_text(ours) << "]; bpftrace " << their_runs
-          << " runs [" << buckets_text(theirs) << "]");
+  MESSAGE("cpudist: bpfql " << runs << " runs [" << buckets_text(ours) << "]; bpftrace "
+                            << their_runs << " runs [" << buckets_text(theirs) << "]");
   // Each of the 100 blocks in read() and the two sleeps ends a run, and so does the exit.
   CHECK(runs >= kTrips + 3);
   CHECK(runs == their_runs);
@@ -361,7 +389,6 @@ int last_cpu() {
   return n > 1 ? static_cast<int>(n - 1) : 0;
 }
 
-
 TEST_CASE("runqlen side by side with a bpftrace rewrite: K busy processes on one CPU") {
   BPFQL_REQUIRE_ROOT();
   // The workload and two children spin on one CPU for 3 s: whenever the workload is the task
@@ -371,14 +398,14 @@ TEST_CASE("runqlen side by side with a bpftrace rewrite: K busy processes on one
   const std::string program =
       "profile:hz:99 /pid == PID/ { $q = curtask->se.cfs_rq->nr_queued; "
       "  @len = lhist($q > 0 ? $q - 1 : 0, 0, 32, 1); }";
-  TraceRun run = trace({.queries = {library_query("sched/runqlen")},
-                        .workload = {"spin-pinned", std::to_string(kSpinners), std::to_string(last_cpu()), "3000"},
-                        .pass_pid = false,
-                        .pid_option = true,
-                        .stop = Stop::OnItsOwn,  // --pid: the workload's exit ends the run
-                        .while_tracing_pid = [&](pid_t pid) { bt.start(bpftrace_e(program, pid), "ready"); }});
+  TraceRun run = trace_beside(
+      bt, "sched/runqlen",
+      {"spin-pinned", std::to_string(kSpinners), std::to_string(last_cpu()), "3000"}, program);
   std::vector<std::string> reference = bt.stop();
-  INFO("stderr:\n" << run.err << "\nbpfql:\n" << run.out << "\nbpftrace:\n" << lines_text(reference));
+  INFO("stderr:\n"
+       << run.err << "\nbpfql:\n"
+       << run.out << "\nbpftrace:\n"
+       << lines_text(reference));
   REQUIRE_MESSAGE(run.status.exited_with(0), "bpfql " << run.status.describe());
   std::map<int64_t, int64_t> ours;
   for (const json& print : intervals_of(run, "runqlen"))
@@ -386,7 +413,7 @@ TEST_CASE("runqlen side by side with a bpftrace rewrite: K busy processes on one
       for (const auto& [low, n] : bpfql_buckets(row["runqlen"])) ours[low] += n;
   std::map<int64_t, int64_t> theirs = bpftrace_buckets(reference, "@len");
   MESSAGE("runqlen while the workload runs: bpfql [" << buckets_text(ours) << "]; bpftrace ["
-          << buckets_text(theirs) << "]");
+                                                     << buckets_text(theirs) << "]");
   for (const auto* side : {&ours, &theirs}) {
     // The workload gets a third of its group's share of the CPU at least, for 3 s at 99 Hz.
     CHECK(total(*side) >= 5);

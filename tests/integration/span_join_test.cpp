@@ -112,13 +112,6 @@ TEST_CASE("spans still open at exit are counted") {
         std::string::npos);
 }
 
-std::vector<json> events_of_pid(const TraceRun& run, const std::string& query) {
-  std::vector<json> out;
-  for (const json& e : events_of(run, query))
-    if (as_int(e["pid"]) == run.workload_pid) out.push_back(e);
-  return out;
-}
-
 TEST_CASE("library opensnoop side by side with bpftrace's opensnoop.bt: same opens, paths and results") {
   BPFQL_REQUIRE_ROOT();
   TempDir dir;
