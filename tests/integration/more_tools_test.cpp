@@ -260,7 +260,12 @@ TEST_CASE(
   for (const auto& [op, b] : theirs) their_ios[op] = total(b);
   int64_t reads = 0, writes = 0;
   for (const auto& [op, n] : our_ios) (op[0] == 'R' ? reads : writes) += n;
-  CHECK(reads == 8);
+  // biolatency has no device filter: besides dd's 8 direct reads of the loop device, the
+  // workload's exec of its dd copy may read the binary and its libraries from the disk (RA or R,
+  // as the page cache has them or not: 9 reads in a CI run), and under load a read the kernel
+  // issues from kblockd is no longer the process's (6 or 7 seen). The loop device's exact reads
+  // are biosnoop's test above; here both tools must count the same I/Os.
+  CHECK(reads >= 1);
   CHECK(writes == 32);
   CHECK(our_ios == their_ios);
   for (const auto& [op, b] : ours) {
