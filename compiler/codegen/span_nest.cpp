@@ -14,6 +14,9 @@
 namespace bpfql::codegen {
 namespace {
 
+// Where a full value map jumps to; a label needs a statement after it (a fused body goes on).
+constexpr const char* kDoneLabel = "_done:;";
+
 // The slot of level `depth`, its index masked so the verifier sees it in bounds.
 std::string nest_slot(const std::string& depth) {
   static_assert((kMaxNestDepth & (kMaxNestDepth - 1)) == 0, "a power of two: the mask bounds it");
@@ -101,7 +104,7 @@ Result<void> FunctionGen::emit_nest_end() {
     if (query_.streaming()) return emit_nest_end_event();
     if (auto r = emit_key(); !r) return r;
     if (auto r = emit_update(); !r) return r;
-    if (!layout_.val.empty()) line(layout_.prefix + "_done:");
+    if (!layout_.val.empty()) line(layout_.prefix + kDoneLabel);
     return {};
   }
   line("if (!sp)  /* no begin to end */");
@@ -118,7 +121,7 @@ Result<void> FunctionGen::emit_nest_end() {
   }
   if (auto r = emit_key(); !r) return r;
   if (auto r = emit_update(); !r) return r;
-  if (!layout_.val.empty()) line(layout_.prefix + "_done:");
+  if (!layout_.val.empty()) line(layout_.prefix + kDoneLabel);
   return {};
 }
 

@@ -127,6 +127,6 @@ int q0_p0(struct pt_regs *ctx) {
     (*c1)++;
   else  /* the map is full */
     q0_drop();
-  q0_done:
+  q0_done:;
   return 0;
 }
