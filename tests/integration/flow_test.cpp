@@ -251,3 +251,39 @@ TEST_CASE("uflow-python beside uflow -l python (BCC) on its own run of the same 
 }
 
 }  // namespace bpfql::test
+
+namespace bpfql::test {
+
+TEST_CASE("nest: a recursive C function, each level its own span (funclatency by depth)") {
+  BPFQL_REQUIRE_ROOT();
+  constexpr int kRounds = 7, kDeepest = 4;  // 7 calls of bpfql_wl_recurse(4): 5 levels each
+  TraceRun run = trace({.queries = {query_file("recurse-depth.yml")},
+                        .workload = {"recurse", std::to_string(kRounds), std::to_string(kDeepest)},
+                        .params = {{"target", BPFQL_WORKLOAD}},
+                        .pass_pid = false,
+                        .pid_option = true});
+  INFO("stderr:\n" << run.err << "\nstdout:\n" << run.out);
+  REQUIRE_MESSAGE(run.status.exited_with(0), "bpfql " << run.status.describe());
+  CHECK(run.workload_out == "done recurse " + std::to_string(kRounds) + "\n");
+  json rows = final_rows(run, "recurse-nested");
+  REQUIRE(rows.size() == kDeepest + 1);
+  int64_t outer_total = -1;
+  for (int depth = 0; depth <= kDeepest; ++depth) {
+    json row = row_where(rows, {{"depth", depth}});
+    CHECK(as_int(row["calls"]) == kRounds);
+    // The call at depth d was given DEPTH - d: each level's begin captured its own argument.
+    CHECK(as_int(row["level"]) == kDeepest - depth);
+    CHECK(as_int(row["level_max"]) == kDeepest - depth);
+    // Each call contains the calls below it.
+    int64_t total = as_int(row["total"]);
+    if (outer_total >= 0) CHECK(total < outer_total);
+    outer_total = total;
+  }
+  // Keyed by tid alone, the latest begin (the innermost call) wins: one span a round.
+  json latest = final_rows(run, "recurse-latest");
+  REQUIRE(latest.size() == 1);
+  CHECK(as_int(latest[0]["calls"]) == kRounds);
+  CHECK(as_int(latest[0]["level"]) == 0);
+}
+
+}  // namespace bpfql::test
