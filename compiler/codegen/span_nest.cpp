@@ -8,6 +8,8 @@
 // CheckedSpan::flow_begin_stream), marked flow_call = 1 and begun = 0 (no duration yet).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "compiler/check/span_nest.h"
 #include "compiler/codegen/function.h"
 
@@ -37,12 +39,18 @@ Result<void> FunctionGen::emit_nest_begin() {
   line("  return 0;");
   line("}");
   line("u32 depth = st->depth;  /* spans of the thread already open */");
-  line("st->depth = depth + 1;");
-  line(fmt::format("if (depth >= {}) {{  /* deeper than the stack: counted, not stored */",
-                   kMaxNestDepth));
+  // The kernel keeps at most 64 return probes pending per thread (MAX_URETPROBE_DEPTH): past
+  // that a return probe's end never comes, so such a begin must not count either.
+  bool ends_at_return =
+      std::ranges::any_of(query_.probes, [](const ProbeRef& p) { return p.is_return(); });
+  if (!ends_at_return) line("st->depth = depth + 1;");
+  line(fmt::format("if (depth >= {}) {{  /* {} */", kMaxNestDepth,
+                   ends_at_return ? "past the kernel's pending returns: neither counted nor stored"
+                                  : "deeper than the stack: counted, not stored"));
   line(fmt::format("  {}_drop();", layout_.prefix));
   line("  return 0;");
   line("}");
+  if (ends_at_return) line("st->depth = depth + 1;");
   if (layout_.span_val.empty()) {
     line(fmt::format("{} = {};", nest_slot("depth"), ts));
   } else {

@@ -286,4 +286,31 @@ TEST_CASE("nest: a recursive C function, each level its own span (funclatency by
   CHECK(as_int(latest[0]["level"]) == 0);
 }
 
+TEST_CASE("nest past 64 levels: deeper calls are dropped, counted, and the stack stays in step") {
+  BPFQL_REQUIRE_ROOT();
+  // 71 levels a round; the kernel keeps 64 return probes pending a thread (its log says "omit
+  // uretprobe due to nestedness limit"), and a nest stores 64 levels: the 7 deepest begins of
+  // each round are dropped (neither stored nor counted: their returns never come), and every
+  // round measures levels 0..63 again from depth 0.
+  constexpr int kRounds = 3, kDeepest = 70, kStored = 64;
+  TraceRun run = trace({.queries = {query_file("recurse-overflow.yml")},
+                        .workload = {"recurse", std::to_string(kRounds), std::to_string(kDeepest)},
+                        .params = {{"target", BPFQL_WORKLOAD}},
+                        .pass_pid = false,
+                        .pid_option = true});
+  INFO("stderr:\n" << run.err << "\nstdout:\n" << run.out);
+  REQUIRE_MESSAGE(run.status.exited_with(0), "bpfql " << run.status.describe());
+  for (const char* query : {"overflow-nested", "overflow-kept"}) {
+    CAPTURE(query);
+    json rows = final_rows(run, query);
+    CHECK(rows.size() == kStored);
+    for (int depth = 0; depth < kStored; ++depth)
+      CHECK(as_int(row_where(rows, {{"depth", depth}})["calls"]) == kRounds);
+    CHECK(as_int(intervals_of(run, query).back()["dropped"]) == kRounds * (kDeepest + 1 - kStored));
+  }
+  json nested = final_rows(run, "overflow-nested");
+  for (int depth = 0; depth < kStored; ++depth)
+    CHECK(as_int(row_where(nested, {{"depth", depth}})["level"]) == kDeepest - depth);
+}
+
 }  // namespace bpfql::test
