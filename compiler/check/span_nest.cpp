@@ -30,8 +30,9 @@ Result<void> check_nest_keys(const SourceLoc& nest_at, const CheckedQuery& q) {
 // A begin that a condition rejected would store nothing, and its end would close the span
 // around it: the stack would go out of step with the calls.
 Result<void> check_no_begin_condition(const SpanSpec& spec, const CheckedQuery& q) {
-  const char* why = "with 'nest: true' every begin opens a level, or the end of a begin left out "
-                    "would close the span around it; filter the rows with 'where' instead";
+  const char* why =
+      "with 'nest: true' every begin opens a level, or the end of a begin left out "
+      "would close the span around it; filter the rows with 'where' instead";
   if (!spec.begin_where.empty())
     return error_at(spec.begin_where.front().loc,
                     fmt::format("begin_where '{}': {}", spec.begin_where.front().text, why));
@@ -70,9 +71,10 @@ Result<ExprPtr> typed_at_begin(const Expr& end_typed, ExprRole role, const ExprS
 
 Result<void> check_flow(const SourceLoc& report_at, const ExprScope& begin_scope, CheckedQuery& q) {
   if (!q.streaming())
-    return error_at(report_at, "a span with 'report: flow' streams a row for every begin and "
-                               "every end: select plain values (tid, depth, flow(str(arg1))), "
-                               "not aggregates or group_by");
+    return error_at(report_at,
+                    "a span with 'report: flow' streams a row for every begin and "
+                    "every end: select plain values (tid, depth, flow(str(arg1))), "
+                    "not aggregates or group_by");
   CheckedSpan& span = *q.span;
   for (const auto& f : q.filters) {
     if (const Expr* v = begin_value_in(*f))
@@ -102,17 +104,19 @@ Result<void> check_flow(const SourceLoc& report_at, const ExprScope& begin_scope
 Result<void> check_nest(const SpanSpec& spec, const ExprScope& begin_scope, CheckedQuery& q) {
   if (!spec.nest) {
     if (spec.report_flow)
-      return error_at(*spec.report_flow, "'report: flow' prints each begin and end at its call "
-                                         "depth, which only a span with 'nest: true' keeps: add "
-                                         "'nest: true'");
+      return error_at(*spec.report_flow,
+                      "'report: flow' prints each begin and end at its call "
+                      "depth, which only a span with 'nest: true' keeps: add "
+                      "'nest: true'");
     return {};
   }
   if (auto r = check_nest_keys(*spec.nest, q); !r) return r;
   if (auto r = check_no_begin_condition(spec, q); !r) return r;
   if (spec.report_open)
-    return error_at(*spec.report_open, "'report: open' walks a hash of open spans at each print, "
-                                       "and 'nest: true' keeps them in each thread's own storage, "
-                                       "which cannot be walked: use one of them");
+    return error_at(*spec.report_open,
+                    "'report: open' walks a hash of open spans at each print, "
+                    "and 'nest: true' keeps them in each thread's own storage, "
+                    "which cannot be walked: use one of them");
   q.span->nest = true;
   if (spec.report_flow) return check_flow(*spec.report_flow, begin_scope, q);
   return {};

@@ -6,11 +6,12 @@
 // the stack follows the calls, and `where` only decides what is recorded.
 // `report: flow`: a begin also streams a row (its select items typed at the begin probe,
 // CheckedSpan::flow_begin_stream), marked flow_call = 1 and begun = 0 (no duration yet).
+#include "compiler/check/span_nest.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "compiler/check/span_nest.h"
 #include "compiler/codegen/function.h"
 
 namespace bpfql::codegen {
@@ -31,9 +32,9 @@ Result<void> FunctionGen::emit_nest_begin() {
   if (query_.pid_at_begin)
     if (auto r = emit_pid_filter(); !r) return r;
   std::string ts = cached("ts", "u64 ts = bpf_ktime_get_ns();");
-  line(fmt::format("{} *st = {};", layout_.nest.type(),
-                   task_storage_get(dialect(), layout_.map("start"),
-                                    "BPF_LOCAL_STORAGE_GET_F_CREATE")));
+  line(fmt::format(
+      "{} *st = {};", layout_.nest.type(),
+      task_storage_get(dialect(), layout_.map("start"), "BPF_LOCAL_STORAGE_GET_F_CREATE")));
   line("if (!st) {  /* no memory for the thread's slot */");
   line(fmt::format("  {}_drop();", layout_.prefix));
   line("  return 0;");
@@ -121,8 +122,7 @@ Result<void> FunctionGen::emit_nest_end() {
   if (auto r = emit_filters(filters); !r) return r;
   if (query_.streaming()) {
     if (auto r = emit_event_members(EventPart::All); !r) return r;
-    if (query_.span->report_flow)
-      line(fmt::format("{}.{} = 1;", layout_.event_var, kBegunMember));
+    if (query_.span->report_flow) line(fmt::format("{}.{} = 1;", layout_.event_var, kBegunMember));
     emit_flow_marks(false);
     emit_event_submit();
     return {};

@@ -21,11 +21,16 @@ constexpr uint32_t kMaxIndentLevels = 1024;
 
 Cell flow_text(const Cell& value, bool call, uint32_t depth) {
   std::string text;
-  if (const auto* s = std::get_if<std::string>(&value)) text = *s;
-  else if (const auto* u = std::get_if<uint64_t>(&value)) text = std::to_string(*u);
-  else if (const auto* i = std::get_if<int64_t>(&value)) text = std::to_string(*i);
-  else if (const auto* b = std::get_if<bool>(&value)) text = *b ? "true" : "false";
-  else return value;  // absent, or nothing a line can show
+  if (const auto* s = std::get_if<std::string>(&value))
+    text = *s;
+  else if (const auto* u = std::get_if<uint64_t>(&value))
+    text = std::to_string(*u);
+  else if (const auto* i = std::get_if<int64_t>(&value))
+    text = std::to_string(*i);
+  else if (const auto* b = std::get_if<bool>(&value))
+    text = *b ? "true" : "false";
+  else
+    return value;  // absent, or nothing a line can show
   std::string out(2 * std::min(depth, kMaxIndentLevels), ' ');
   out += call ? "-> " : "<- ";
   return out + text;

@@ -11,7 +11,6 @@
 // The script is pinned to CPU 0: rows come through per-CPU perf buffers, and one thread's rows
 // on one CPU arrive in order (bpfql's and the references' alike).
 #include <doctest/doctest.h>
-
 #include <unistd.h>
 
 #include <map>
@@ -75,7 +74,8 @@ std::vector<FlowLine> expected_flow() {
 
 bool python_has_usdt() {
   if (::access(kPython, X_OK) != 0 || ::access(kTaskset, X_OK) != 0) return false;
-  Completed listed = run_to_completion({BPFQL_BINARY, "list", "probes", kPython}, milliseconds(60000));
+  Completed listed =
+      run_to_completion({BPFQL_BINARY, "list", "probes", kPython}, milliseconds(60000));
   return listed.out.find("python:function__entry") != std::string::npos;
 }
 
@@ -107,7 +107,9 @@ std::string bpftrace_flow(pid_t pid) {
 
 }  // namespace
 
-TEST_CASE("nest and report: flow on Python: every call and return in order, at its depth, beside bpftrace") {
+TEST_CASE(
+    "nest and report: flow on Python: every call and return in order, at its depth, beside "
+    "bpftrace") {
   BPFQL_REQUIRE_ROOT();
   if (!python_has_usdt()) {
     MESSAGE("skipped: no " << kPython << " with USDT probes (or no taskset)");
@@ -116,15 +118,16 @@ TEST_CASE("nest and report: flow on Python: every call and return in order, at i
   TempDir dir;
   std::string script = dir.write("flow.py", kScript);
   ReferenceTool bpftrace;
-  TraceRun run = trace({.queries = {query_file("python-nest.yml"),
-                                    std::string(BPFQL_QUERY_LIBRARY_DIR) + "/lang/uflow-python.yml"},
-                        .params = {{"python", kPython}},
-                        .pass_pid = false,
-                        .pid_option = true,
-                        .command = {kTaskset, "-c", "0", kPython, script},
-                        .while_tracing_pid = [&](pid_t pid) {
-                          bpftrace.start(bpftrace_e(bpftrace_flow(pid)), "ready");
-                        }});
+  TraceRun run =
+      trace({.queries = {query_file("python-nest.yml"),
+                         std::string(BPFQL_QUERY_LIBRARY_DIR) + "/lang/uflow-python.yml"},
+             .params = {{"python", kPython}},
+             .pass_pid = false,
+             .pid_option = true,
+             .command = {kTaskset, "-c", "0", kPython, script},
+             .while_tracing_pid = [&](pid_t pid) {
+               bpftrace.start(bpftrace_e(bpftrace_flow(pid)), "ready");
+             }});
   std::vector<std::string> reference = bpftrace.stop();
   INFO("stderr:\n" << run.err << "\nbpftrace:\n" << lines_text(reference) << bpftrace.err());
   REQUIRE_MESSAGE(run.status.exited_with(0), "bpfql " << run.status.describe());
@@ -176,9 +179,14 @@ TEST_CASE("nest and report: flow on Python: every call and return in order, at i
 
   // Funclatency by depth: every level of g counted once a round, each containing the next.
   json rows = final_rows(run, "python-depth");
-  for (const auto& [fn, depth, calls] : std::vector<std::tuple<std::string, int, int>>{
-           {"main", 0, 1}, {"f", 1, 3}, {"g", 2, 3}, {"g", 3, 3}, {"g", 4, 3}, {"h", 5, 3},
-           {"h", 2, 3}})
+  for (const auto& [fn, depth, calls] :
+       std::vector<std::tuple<std::string, int, int>>{{"main", 0, 1},
+                                                      {"f", 1, 3},
+                                                      {"g", 2, 3},
+                                                      {"g", 3, 3},
+                                                      {"g", 4, 3},
+                                                      {"h", 5, 3},
+                                                      {"h", 2, 3}})
     CHECK(as_int(row_where(rows, {{"function", fn}, {"depth", depth}})["calls"]) == calls);
   int64_t g2 = as_int(row_where(rows, {{"function", "g"}, {"depth", 2}})["total"]);
   int64_t g3 = as_int(row_where(rows, {{"function", "g"}, {"depth", 3}})["total"]);
@@ -190,8 +198,7 @@ TEST_CASE("nest and report: flow on Python: every call and return in order, at i
   std::vector<FlowLine> theirs;
   for (const std::string& line : reference) {
     auto w = split_words(line);
-    if (w.size() != 4 || (w[0] != "->" && w[0] != "<-") || w[2] != script ||
-        !script_function(w[3]))
+    if (w.size() != 4 || (w[0] != "->" && w[0] != "<-") || w[2] != script || !script_function(w[3]))
       continue;
     theirs.push_back({w[0], std::stoll(w[1]), w[3]});
   }
@@ -230,18 +237,19 @@ TEST_CASE("uflow-python beside uflow -l python (BCC) on its own run of the same 
     size_t method_at = time_at + std::max<size_t>(8, w[3].size()) + 1;
     size_t arrow = line.find(w[4] + " ", method_at);
     REQUIRE_MESSAGE((arrow - method_at) % 2 == 0, "uflow's indentation: " << line);
-    theirs.push_back({w[4], static_cast<int64_t>((arrow - method_at) / 2),
-                      w[5].substr(script.size() + 1)});
+    theirs.push_back(
+        {w[4], static_cast<int64_t>((arrow - method_at) / 2), w[5].substr(script.size() + 1)});
   }
   INFO("uflow's lines:\n" << describe(theirs));
   CHECK(theirs == expected_flow());
 
   // bpfql's library query on another run of the same script.
-  TraceRun run = trace({.queries = {std::string(BPFQL_QUERY_LIBRARY_DIR) + "/lang/uflow-python.yml"},
-                        .params = {{"python", kPython}},
-                        .pass_pid = false,
-                        .pid_option = true,
-                        .command = {kTaskset, "-c", "0", kPython, script}});
+  TraceRun run =
+      trace({.queries = {std::string(BPFQL_QUERY_LIBRARY_DIR) + "/lang/uflow-python.yml"},
+             .params = {{"python", kPython}},
+             .pass_pid = false,
+             .pid_option = true,
+             .command = {kTaskset, "-c", "0", kPython, script}});
   REQUIRE_MESSAGE(run.status.exited_with(0), "bpfql " << run.status.describe() << "\n" << run.err);
   std::vector<FlowLine> ours;
   for (const json& e : events_of(run, "uflow-python"))

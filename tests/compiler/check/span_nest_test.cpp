@@ -101,8 +101,9 @@ TEST_CASE("report: flow needs nest, streams, and every item is valid at both pro
   std::string at_entry = check_error(
       std::string("span:\n  begin: uprobe:c:malloc\n  end: uretprobe:c:malloc\n  nest: true\n"
                   "  report: flow\nselect: [tid, retval]\n"));
-  CHECK(at_entry.starts_with("6:15: with 'report: flow' a begin row evaluates it at the begin "
-                             "probe: 'retval' exists only on return probes"));
+  CHECK(
+      at_entry.starts_with("6:15: with 'report: flow' a begin row evaluates it at the begin "
+                           "probe: 'retval' exists only on return probes"));
   CHECK(at_entry.find("malloc' is an entry probe") != std::string::npos);
   // begin.EXPR and duration are absent at begin rows: fine in select, not in where.
   CHECK(check_error(flow("[tid, begin.arg2]")) == "");
@@ -152,7 +153,7 @@ TEST_CASE("nest: a per-thread stack of begins in task storage; the plan marks fl
   REQUIRE(q.begun_offset.has_value());
   REQUIRE(q.event_fields.size() == 4);
   CHECK(q.event_fields[2].display == bpfql::Display::Flow);
-  CHECK(q.event_fields[3].from_begin);       // duration: absent at begin rows
+  CHECK(q.event_fields[3].from_begin);  // duration: absent at begin rows
   CHECK_FALSE(q.event_fields[2].from_begin);
   const std::string& c = plan.c_source;
   CHECK(c.find("u64 s[64];") != std::string::npos);  // the begin times, 64 levels
@@ -174,6 +175,21 @@ TEST_CASE("nest: a thread's stack is one task-storage value, under 64 KiB") {
   REQUIRE_MESSAGE(program, program.error().message);
   auto plan = bpfql::generate_plan(*program);
   REQUIRE_FALSE(plan.has_value());
-  CHECK(plan.error().message.starts_with("the nested spans of query 'q' take 98824 bytes per "
-                                         "thread (64 levels of 1544 bytes"));
+  CHECK(
+      plan.error().message.starts_with("the nested spans of query 'q' take 98824 bytes per "
+                                       "thread (64 levels of 1544 bytes"));
+}
+
+TEST_CASE("nest ending at a return probe: a begin past 64 levels is not counted (no return comes)") {
+  std::string c = plan_of(
+                      "span:\n  begin: uprobe:c:malloc\n  end: uretprobe:c:malloc\n  nest: true\n"
+                      "select: [count(), hist(duration)]\ngroup_by: depth\n")
+                      .c_source;
+  // The depth is raised only after the check, so a begin the kernel will not return from
+  // leaves the stack as it was.
+  size_t check = c.find("if (depth >= 64) {  /* past the kernel's pending returns");
+  size_t raise = c.find("st->depth = depth + 1;");
+  REQUIRE(check != std::string::npos);
+  REQUIRE(raise != std::string::npos);
+  CHECK(check < raise);
 }

@@ -1,9 +1,9 @@
 // report: flow: flow() cells, indented by the row's depth after "-> " or "<- ".
+#include "runtime/collect/flow_rows.h"
+
 #include <doctest/doctest.h>
 
 #include <string>
-
-#include "runtime/collect/flow_rows.h"
 
 TEST_CASE("flow(): two spaces a level, then -> or <-, then the value") {
   using bpfql::Cell;
