@@ -10,6 +10,10 @@
 //
 // The script is pinned to CPU 0: rows come through per-CPU perf buffers, and one thread's rows
 // on one CPU arrive in order (bpfql's and the references' alike).
+//
+// Then a recursive C function of the workload (`recurse N DEPTH`) on a uprobe and its
+// uretprobe: each level is its own span, and past 64 levels (the stack's, and the kernel's
+// pending return probes) the deeper calls are dropped while the levels within stay in step.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
