@@ -26,6 +26,7 @@ enum class ProbeKind {
 enum class Display {
   None, Syscall, User, Errno, Ksym, Usym, Probe, Ipv4, Ipv6,
   Signal, TcpState, OpenFlags, TaskState, IpInt, CgroupPath, Disk, Softirq, Symbolic, Irq, Capability,
+  Flow,  // report: flow: indented by the row's depth after "-> " (a begin) or "<- " (an end)
 };
 
 enum class AggKind { Count, Sum, Avg, Min, Max, Stats, Hist, Lhist, Percentile };
@@ -184,6 +185,11 @@ struct PlanQuery {
   // A span with `unmatched: keep`: the offset of the event's u8 that is 1 when the end found its
   // begin and 0 when it had none (its from_begin fields are then absent, not 0).
   std::optional<uint32_t> begun_offset;
+  // `report: flow`: the offsets of the event's u8 that is 1 at a begin row (0 at an end row)
+  // and of its u32 depth, which Display::Flow fields are indented by. At a begin row the
+  // begun_offset byte is 0: `duration` and `begin.EXPR` are absent there.
+  std::optional<uint32_t> flow_call_offset;
+  uint32_t flow_depth_offset = 0;
   // Events perf_submit found no room for (the perf buffer was full): per-CPU array of 1 u64,
   // counted in the kernel because the kernel's own lost record waits for the next event.
   std::string lost_map;

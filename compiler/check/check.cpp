@@ -17,6 +17,7 @@
 #include "compiler/check/open_spans.h"
 #include "compiler/check/span.h"
 #include "compiler/check/span_check.h"
+#include "compiler/check/span_nest.h"
 #include "compiler/check/span_unmatched.h"
 #include "compiler/syntax/lexer.h"
 #include "compiler/syntax/parser.h"
@@ -276,6 +277,8 @@ Result<CheckedQuery> check_query(const QuerySpec& spec, const QueryFile& file,
     scope.in_span_end = true;
     out.span->report_open = spec.span->report_open.has_value();
     scope.span_open = out.span->report_open;
+    scope.span_nest = begin_scope.span_nest = spec.span->nest.has_value();
+    scope.span_flow = spec.span->report_flow.has_value();
     begin_scope.probes = &out.span->begin;
     scope.begin_scope = &begin_scope;
   } else {
@@ -299,6 +302,7 @@ Result<CheckedQuery> check_query(const QuerySpec& spec, const QueryFile& file,
     if (spec.span->report_open)
       if (auto r = check_open_report(*spec.span->report_open, out); !r)
         return std::unexpected(r.error());
+    if (auto r = check_nest(*spec.span, begin_scope, out); !r) return std::unexpected(r.error());
     warn_task_context(out);
     if (auto r = check_pid_sides(out); !r) return std::unexpected(r.error());
     if (auto r = check_unmatched(*spec.span, out); !r) return std::unexpected(r.error());

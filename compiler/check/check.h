@@ -94,6 +94,16 @@ struct CheckedSpan {
   // `report: open`: the rows are the spans still open, read from their hash (never thread
   // storage) at each print; the end only consumes.
   bool report_open = false;
+  // `nest: true` (span_nest.h): the thread's spans nest like calls, in a per-thread stack of
+  // begins (keyed by tid only); `depth` is a span's level.
+  bool nest = false;
+  // `report: flow`: a streamed row for every begin too, its select items and `where` evaluated
+  // at the begin probe: `flow_begin_stream[i]` is q.stream[i] typed there (null: a value that
+  // reads the stored begin, `duration` or `begin.`, absent at a begin row), and
+  // `flow_begin_filters` the query's `where` typed there.
+  bool report_flow = false;
+  std::vector<ExprPtr> flow_begin_stream;
+  std::vector<ExprPtr> flow_begin_filters;
 
   // The slot of a capture's inner expression; -1 for begin.ts.
   int capture_slot(const Expr& inner) const;

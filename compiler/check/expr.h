@@ -25,6 +25,8 @@ struct ExprScope {
   const std::map<std::string, ParamValue>* params = nullptr;
   bool in_span_end = false;  // `duration` exists
   bool span_open = false;    // a span with `report: open`: `age` exists, `duration` only in where
+  bool span_nest = false;    // a span with `nest: true` (either side): `depth` exists
+  bool span_flow = false;    // a span with `report: flow`: the display function flow() exists
   // At a span's end: the scope of its begin probes, where `begin.EXPR` is checked. Null
   // elsewhere (no captures).
   const ExprScope* begin_scope = nullptr;

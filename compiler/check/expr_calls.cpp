@@ -17,7 +17,7 @@ const std::vector<std::string> kDisplayFunctions = {
     "syscall", "user", "errno", "ksym", "usym",
     // name functions and unit declarations (select.cpp, compiler/units.h)
     "signal", "tcp_state", "open_flags", "task_state", "ip", "cgroup_path", "disk", "softirq",
-    "irq", "capability", "symbolic", "nsecs", "usecs", "msecs", "secs", "bytes", "rate"};
+    "irq", "capability", "symbolic", "flow", "nsecs", "usecs", "msecs", "secs", "bytes", "rate"};
 const std::vector<std::string> kValueFunctions = {"str", "startswith", "contains", "join"};
 
 constexpr int kJoinMaxSize = 1024;  // join()'s string, at most (a power of two)

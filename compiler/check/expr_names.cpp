@@ -27,8 +27,16 @@ constexpr BuiltinName kBuiltins[] = {
     {"cpu", Builtin::Cpu},       {"ts", Builtin::Ts},         {"cgroup", Builtin::Cgroup},
     {"probe", Builtin::Probe},   {"retval", Builtin::Retval}, {"duration", Builtin::Duration},
     {"kstack", Builtin::Kstack}, {"ustack", Builtin::Ustack}, {"curtask", Builtin::Curtask},
-    {"age", Builtin::Age},
+    {"age", Builtin::Age},       {"depth", Builtin::Depth},
 };
+
+// `age` and `depth` are builtins only in the span queries that give them; elsewhere the names
+// stay free (fields such as writeback:writeback_queue_io's `age`, macros).
+bool builtin_in_scope(Builtin which, const ExprScope& scope) {
+  if (which == Builtin::Age) return scope.span_open;
+  if (which == Builtin::Depth) return scope.span_nest;
+  return true;
+}
 
 bool is_syscall_tracepoint(const ProbeRef& probe) {
   return probe.kind == ProbeKind::Tracepoint && probe.format && probe.format->category == "syscalls";
@@ -68,7 +76,7 @@ Result<void> ExprChecker::visit(Expr& e, Identifier& id, int depth) {
   // `age` is a builtin only in a span with `report: open`; elsewhere the name stays free (a
   // field of writeback:writeback_queue_io and damon:* is called age).
   for (const auto& builtin : kBuiltins)
-    if (name == builtin.name && (builtin.which != Builtin::Age || scope_.span_open))
+    if (name == builtin.name && builtin_in_scope(builtin.which, scope_))
       return resolve_builtin(e, builtin.which, 0);
   int arg = 0;
   if (is_arg_name(name, &arg)) return resolve_builtin(e, Builtin::Arg, arg);
@@ -96,6 +104,7 @@ Result<void> ExprChecker::visit(Expr& e, Identifier& id, int depth) {
                                        name, probe_phrase(),
                                        name == "count" ? "" : " with its argument"));
   if (name == "age") return resolve_builtin(e, Builtin::Age, 0);  // says where it exists
+  if (name == "depth") return resolve_builtin(e, Builtin::Depth, 0);
   return error_at(e.loc, fmt::format("unknown name '{}'{}", name, probe_phrase()) +
                              did_you_mean(name, names_in_scope(scope_)));
 }
@@ -234,6 +243,12 @@ Result<void> ExprChecker::resolve_builtin(Expr& e, Builtin which, int arg_index)
                                "aggregate it (max(age) as oldest, hist(age))");
       e.type = Type::integer(64, false);
       break;
+    case Builtin::Depth:
+      if (!scope_.span_nest)
+        return error_at(e.loc, "'depth' (how many spans of the thread are open around this one) "
+                               "exists only in a span with 'nest: true'");
+      e.type = Type::integer(32, false);
+      break;
     case Builtin::Curtask: {
       if (!scope_.catalog || !scope_.catalog->has_kernel_btf())
         return error_at(e.loc, "'curtask' needs the kernel's BTF (/sys/kernel/btf/vmlinux), "
@@ -348,7 +363,8 @@ namespace bpfql {
 
 std::vector<std::string> names_in_scope(const ExprScope& scope) {
   std::vector<std::string> names;
-  for (const auto& builtin : expr_check::kBuiltins) names.push_back(builtin.name);
+  for (const auto& builtin : expr_check::kBuiltins)
+    if (expr_check::builtin_in_scope(builtin.which, scope)) names.push_back(builtin.name);
   for (int i = 0; i < 10; ++i) names.push_back(fmt::format("arg{}", i));
   std::set<std::string> fields;
   for (const auto& probe : *scope.probes)
@@ -361,9 +377,10 @@ std::vector<std::string> names_in_scope(const ExprScope& scope) {
 }
 
 bool is_builtin_name(std::string_view name) {
-  // `age` (report: open only) leaves the name free for macros and fields elsewhere.
-  return std::ranges::any_of(expr_check::kBuiltins,
-                             [&](const auto& b) { return name == b.name && b.which != Builtin::Age; });
+  // `age` (report: open only) and `depth` (nest: true only) leave the names free elsewhere.
+  return std::ranges::any_of(expr_check::kBuiltins, [&](const auto& b) {
+    return name == b.name && b.which != Builtin::Age && b.which != Builtin::Depth;
+  });
 }
 
 }  // namespace bpfql

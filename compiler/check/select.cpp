@@ -30,6 +30,7 @@ constexpr DisplayName kDisplays[] = {
     {"cgroup_path", Display::CgroupPath}, {"disk", Display::Disk},
     {"softirq", Display::Softirq},     {"symbolic", Display::Symbolic},
     {"irq", Display::Irq},             {"capability", Display::Capability},
+    {"flow", Display::Flow},
 };
 
 struct AggregateName {
@@ -125,6 +126,11 @@ Result<PlainValue> check_plain(SelectItem item, ExprScope scope) {
       if (call->name != d.name) continue;
       if (call->args.size() != 1)
         return error_at(expr->loc, fmt::format("{}() takes one argument", d.name));
+      if (d.display == Display::Flow && !scope.span_flow)
+        return error_at(expr->loc, "flow() indents a value by its row's depth after '-> ' (a "
+                                   "begin) or '<- ' (an end), so it exists only in a span with "
+                                   "'nest: true' and 'report: flow', whose rows are begins and "
+                                   "ends");
       value.display = d.display;
       expr = std::move(call->args[0]);
       break;
@@ -132,7 +138,10 @@ Result<PlainValue> check_plain(SelectItem item, ExprScope scope) {
   }
   if (auto r = check_expr(*expr, scope); !r) return std::unexpected(r.error());
   const Type& type = expr->type;
-  if (value.display != Display::None && !type.is_integer())
+  if (value.display == Display::Flow && !type.is_integer() && !type.is_string())
+    return error_at(expr->loc, fmt::format("'{}' needs a string or an integer, but '{}' is a {}",
+                                           value.name, expr->text, type.describe()));
+  if (value.display != Display::None && value.display != Display::Flow && !type.is_integer())
     return error_at(expr->loc, fmt::format("'{}' needs an integer, but '{}' is a {}", value.name,
                                            expr->text, type.describe()));
   if (type.kind == TypeKind::Unknown)

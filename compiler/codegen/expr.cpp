@@ -166,6 +166,10 @@ Result<CValue> FunctionGen::builtin(const Expr& e, const BuiltinRef& b) {
       return emit_ppid(e);
     case Builtin::Curtask:
       return CValue{cached("curtask", "u64 curtask = bpf_get_current_task();"), u64};
+    case Builtin::Depth:  // nest: true: the local the span's begin or end has set (span_nest.cpp)
+      if (!query_.span || !query_.span->nest)
+        return std::unexpected(unsupported(e, "'depth' exists only in a span with 'nest: true'"));
+      return CValue{"depth", u32};
     case Builtin::Age:  // report: open: read off the open spans at each print, never in BPF
       return std::unexpected(unsupported(e, "'age' is computed at the print, not in the kernel"));
     case Builtin::Comm:

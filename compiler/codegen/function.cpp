@@ -157,6 +157,7 @@ std::string FunctionGen::sharing_key() const {
 }
 
 Result<void> FunctionGen::emit_main() {
+  if (query_.span && query_.span->nest) return emit_nest_end();
   if (!query_.span || query_.pid_at_end)
     if (auto r = emit_pid_filter(); !r) return r;
   if (!query_.span) {
@@ -203,6 +204,7 @@ bool also_begins(const CheckedQuery& q, const ProbeRef& probe) {
 }
 
 Result<void> FunctionGen::emit_span_begin() {
+  if (query_.span->nest) return emit_nest_begin();
   if (query_.pid_at_begin)
     if (auto r = emit_pid_filter(); !r) return r;
   size_t begin_probe = static_cast<size_t>(env_.index);

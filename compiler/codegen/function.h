@@ -108,6 +108,13 @@ class FunctionGen {
   // A span's end under `unmatched: keep`: ends without a begin recorded too (span_unmatched.cpp).
   Result<void> emit_span_end_keeping();
 
+  // `nest: true`: a per-thread stack of begins; `report: flow` rows (span_nest.cpp).
+  Result<void> emit_nest_begin();
+  Result<void> emit_nest_end();
+  Result<void> emit_nest_end_event();
+  Result<void> emit_flow_begin_row();
+  void emit_flow_marks(bool call, const std::string& indent = "");
+
   // Integer and boolean expressions (expr.cpp).
   Result<CValue> value(const Expr& e);
   Result<CValue> typed_value(const Expr& e);  // cast to the checker's type where it differs

@@ -66,7 +66,7 @@ std::string query_declarations(const CheckedQuery& q, const QueryLayout& L, Dial
                   c_names::comment_text(q.loc.file), q.loc.line,
                   q.description.empty() ? "" : ": " + c_names::comment_text(q.description));
   for (const StructLayout* s : {&L.key, &L.hkey, &L.val, &L.event, &L.span_key, &L.span_val,
-                                &L.scratch})
+                                &L.nest, &L.scratch})
     if (!s->empty()) out += s->declaration();
   auto declare = [&](MapDecl m, const char* comment = nullptr) {
     maps.push_back(plan_map(m));
@@ -101,7 +101,10 @@ std::string query_declarations(const CheckedQuery& q, const QueryLayout& L, Dial
     }
   }
   uint32_t span_val_size = L.span_val.empty() ? 8 : L.span_val.size();
-  if (q.span && span_in_task_storage(q))
+  if (q.span && q.span->nest)
+    declare({MapKind::TaskStorage, L.map("start"), "", L.nest.type(), 0, 4, L.nest.size()},
+            "the thread's open spans, nested: a stack of begins");
+  else if (q.span && span_in_task_storage(q))
     declare({MapKind::TaskStorage, L.map("start"), "", L.span_val_type(), 0, 4, span_val_size},
             L.span_val.empty() ? "the thread's span begin time (ns); 0 = none"
                                : "the thread's open span; ts 0 = none");
@@ -188,10 +191,16 @@ PlanQuery plan_query(const CheckedQuery& q, const QueryLayout& L) {
       p.event_fields.push_back(PlanField{q.stream[i].name, value_kind(*q.stream[i].expr), m->offset,
                                          m->size, q.stream[i].display, q.stream[i].unit,
                                          q.stream[i].symbols, q.stream[i].symbol_flags,
-                                         q.span && q.span->keep_unmatched &&
+                                         q.span &&
+                                             (q.span->keep_unmatched || q.span->report_flow) &&
                                              reads_span(*q.stream[i].expr)});
     }
-    if (q.span && q.span->keep_unmatched) p.begun_offset = L.event.find(kBegunMember)->offset;
+    if (q.span && (q.span->keep_unmatched || q.span->report_flow))
+      p.begun_offset = L.event.find(kBegunMember)->offset;
+    if (q.span && q.span->report_flow) {
+      p.flow_call_offset = L.event.find(kFlowCallMember)->offset;
+      p.flow_depth_offset = L.event.find(kFlowDepthMember)->offset;
+    }
   }
   if (L.uses_stacks) p.stack_map = L.map("stacks");
   if (q.span && !span_in_task_storage(q)) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 
+#include "compiler/check/span_nest.h"
 #include "compiler/codegen/c_names.h"
 #include "compiler/codegen/internal.h"
 
@@ -180,18 +181,27 @@ void layout_event(const CheckedQuery& q, QueryLayout& L) {
     exprs.push_back(item.expr.get());
     columns.push_back(item.name);
   }
-  bool keeps = q.span && q.span->keep_unmatched;
+  bool flow = q.span && q.span->report_flow;
+  bool keeps = q.span && (q.span->keep_unmatched || flow);
   std::set<std::string> taken = {"ts"};
   if (keeps) taken.insert(kBegunMember);
+  if (flow) taken.insert({kFlowCallMember, kFlowDepthMember});
   L.event_members = add_members(L.event, exprs, columns, "f", taken, StackMember::Frames);
-  if (keeps)  // after any stack addresses, so outside what is zeroed: always written
-    L.event.append(kBegunMember, "u8", 0, 1, 1, "1: the end found its begin (unmatched: keep)");
+  // After any stack addresses, so outside what is zeroed: always written.
+  if (flow) L.event.append(kFlowDepthMember, "u32", 0, 4, 4, "the row's depth (report: flow)");
+  if (keeps)
+    L.event.append(kBegunMember, "u8", 0, 1, 1,
+                   flow ? "1: an end that found its begin; 0: a begin, or an end without one"
+                        : "1: the end found its begin (unmatched: keep)");
+  if (flow) L.event.append(kFlowCallMember, "u8", 0, 1, 1, "1: a begin row; 0: an end row");
   L.event.pad_to_multiple(8);
   L.event_zeroed = L.event.size();
   for (size_t i = 0; i < exprs.size(); ++i)
     if (exprs[i]->type.kind == TypeKind::Stack)
       L.event_zeroed = std::min(L.event_zeroed, L.event.find(L.event_members[i])->offset);
 }
+
+void layout_span_value(const CheckedQuery& q, QueryLayout& L);
 
 // A composite key is a struct of u64 (no padding to zero); the value holds the begin time and
 // the captures, widest first.
@@ -203,7 +213,17 @@ void layout_span(const CheckedQuery& q, QueryLayout& L) {
       L.span_key.append(fmt::format("k{}", i), "u64", 0, 8, 8, q.span->end_key[i]->text);
   }
   L.span_var = "sv";
-  if (q.span->captures.empty()) return;
+  if (!q.span->captures.empty()) layout_span_value(q, L);
+  if (!q.span->nest) return;
+  uint32_t value_size = L.span_val.empty() ? 8 : L.span_val.size();
+  L.nest = StructLayout(L.map("nest"));
+  L.nest.append("depth", "u32", 0, 4, 4, "open spans of the thread, deeper ones too");
+  L.nest.append("s", L.span_val_type(), kMaxNestDepth, kMaxNestDepth * value_size, 8,
+                fmt::format("the begins of the first {} levels, outermost first", kMaxNestDepth));
+}
+
+// The value a begin stores: its time and the captures.
+void layout_span_value(const CheckedQuery& q, QueryLayout& L) {
   L.span_val = StructLayout(L.map("span"));
   L.span_val.append("ts", "u64", 0, 8, 8, "begin time (ns); 0 = none");
   std::vector<const Expr*> exprs;
@@ -265,6 +285,18 @@ std::array<std::vector<Buffer>, 2> layout_strings(const CheckedQuery& q, QueryLa
     captured["begin." + canon] = StringHome{"sp->" + m->name, m->size, false, false, true};
   }
   buffers[0] = plan_strings(exprs, main, "s", &captured);
+  // report: flow: a begin row's strings are read straight into its event, as at the end.
+  for (size_t i = 0; i < q.span->flow_begin_stream.size(); ++i) {
+    const Expr* e = q.span->flow_begin_stream[i].get();
+    std::string canon = e ? string_canon(*e) : "";
+    if (!e || !e->type.is_string() || canon.empty() || begin_homes.count(canon)) continue;
+    StringHome home{L.event_members[i], L.event.find(L.event_members[i])->size, false, true};
+    home.in_event = true;
+    begin_homes[canon] = home;
+  }
+  for (const auto& f : q.span->flow_begin_filters) begin.push_back(f.get());
+  for (const auto& s : q.span->flow_begin_stream)
+    if (s) begin.push_back(s.get());
   for (const auto& k : q.span->begin_key) begin.push_back(k.get());
   for (const auto& f : q.span->begin_filters) begin.push_back(f.get());
   for (const auto& c : q.span->captures) begin.push_back(c.get());
@@ -286,8 +318,17 @@ void place_storage(const CheckedQuery& q, QueryLayout& L,
     L.key_outer = (L.key_on_stack ? "" : "sc->") + name;
     L.key_var = L.key_outer + (L.hkey.empty() ? "" : ".k");
   }
+  // A span's begin is a function of its own, except where a probe both ends and begins a span:
+  // both parts are inlined into one program, which has one stack.
+  Placement begin_stack;
+  bool one_function = q.span && std::any_of(q.probes.begin(), q.probes.end(),
+                                            [&](const ProbeRef& p) { return also_begins(q, p); });
+  Placement& begin_budget = one_function ? stack : begin_stack;
   if (!L.event.empty()) {
-    L.event_on_stack = stack.place(L.event.size());
+    // report: flow: the begin writes a row too, on its own stack.
+    bool begin_row = q.span && q.span->report_flow;
+    L.event_on_stack = stack.place(L.event.size()) &&
+                       (!begin_row || begin_budget.place(L.event.size()));
     if (!L.event_on_stack) L.scratch.append("ev", L.event.type(), 0, L.event.size(), 8);
     L.event_var = L.event_on_stack ? "ev" : "sc->ev";
   }
@@ -297,12 +338,6 @@ void place_storage(const CheckedQuery& q, QueryLayout& L,
       L.scratch.append("zero", L.val.type(), 0, L.val.size(), 8, "never written: stays zero");
     L.zero_var = L.zero_on_stack ? "zero" : "sc->zero";
   }
-  // A span's begin is a function of its own, except where a probe both ends and begins a span:
-  // both parts are inlined into one program, which has one stack.
-  Placement begin_stack;
-  bool one_function = q.span && std::any_of(q.probes.begin(), q.probes.end(),
-                                            [&](const ProbeRef& p) { return also_begins(q, p); });
-  Placement& begin_budget = one_function ? stack : begin_stack;
   if (!L.span_val.empty()) {
     L.span_val_on_stack = begin_budget.place(L.span_val.size());
     if (!L.span_val_on_stack) L.scratch.append("sv", L.span_val.type(), 0, L.span_val.size(), 8);
@@ -322,9 +357,11 @@ void place_storage(const CheckedQuery& q, QueryLayout& L,
   if (!L.scratch.empty()) L.scratch.pad_to_multiple(8);
   if (!L.span_val.empty() && !L.span_val_on_stack) {
     for (auto& [canon, home] : L.strings[static_cast<int>(Role::SpanBegin)])
-      if (home.member) home.lvalue = "sc->" + home.lvalue;
+      if (home.member && !home.in_event) home.lvalue = "sc->" + home.lvalue;
     L.span_var = "sc->sv";
   }
+  for (auto& [canon, home] : L.strings[static_cast<int>(Role::SpanBegin)])
+    if (home.in_event) home.lvalue = L.event_var + "." + home.lvalue;
   for (auto& [canon, home] : L.strings[static_cast<int>(Role::Main)]) {
     if (!home.member) continue;
     home.size = (q.streaming() ? L.event : L.key).find(home.lvalue)->size;
@@ -355,6 +392,21 @@ Result<void> check_percpu_sizes(const CheckedQuery& q, const QueryLayout& L) {
                                      "scratch, which holds at most {} (lower `strlen` or use "
                                      "fewer strings)",
                                      q.name, L.scratch.size(), kMaxPercpuValue));
+}
+
+// A thread's stack of nested spans is one task-storage value, which the kernel caps just under
+// 64 KiB (BPF_LOCAL_STORAGE_MAX_VALUE_SIZE: U16_MAX less its own header).
+constexpr uint32_t kMaxTaskStorageValue = 65535 - 256;
+
+Result<void> check_nest_size(const CheckedQuery& q, const QueryLayout& L) {
+  if (L.nest.empty() || L.nest.size() <= kMaxTaskStorageValue) return {};
+  return error_at(q.loc, fmt::format("the nested spans of query '{}' take {} bytes per thread "
+                                     "({} levels of {} bytes: the begin time and the captures); "
+                                     "a thread's storage holds at most {} (capture fewer strings "
+                                     "or lower `strlen`)",
+                                     q.name, L.nest.size(), kMaxNestDepth,
+                                     L.span_val.empty() ? 8 : L.span_val.size(),
+                                     kMaxTaskStorageValue));
 }
 
 }  // namespace
@@ -390,6 +442,7 @@ Result<QueryLayout> layout_query(const CheckedQuery& q, int index) {
     for (const auto& c : q.span->captures) L.uses_stacks |= c->type.kind == TypeKind::Stack;
   place_storage(q, L, layout_strings(q, L));
   if (auto r = check_percpu_sizes(q, L); !r) return std::unexpected(r.error());
+  if (auto r = check_nest_size(q, L); !r) return std::unexpected(r.error());
   return L;
 }
 

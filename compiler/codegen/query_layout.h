@@ -27,6 +27,7 @@ struct StringHome {
   bool member = false;  // a member of the key or event struct (zeroed before it is written);
                         // at a span's begin, of the span value
   bool in_span = false;  // a captured string, in the stored span value: nothing to read
+  bool in_event = false;  // report: flow, at a begin: a member of the begin row's event
 };
 
 // Everything decided about a query before its functions are written.
@@ -67,6 +68,9 @@ struct QueryLayout {
   std::string span_val_type() const { return span_val.empty() ? "u64" : span_val.type(); }
   // The stored begin time through the looked-up pointer `sp`.
   std::string span_ts() const { return span_val.empty() ? "*sp" : "sp->ts"; }
+  // `nest: true`: the thread's storage, {u32 depth; the begins' values, outermost first}
+  // (codegen/span_nest.cpp).
+  StructLayout nest;
 
   bool uses_stacks = false;  // a kstack/ustack key (a stack map)
   // Bytes of the event the function zeroes: all but its stacks' addresses, which come last and
@@ -79,6 +83,10 @@ Result<QueryLayout> layout_query(const CheckedQuery& query, int index);
 
 // The event member that says whether a span's end found its begin, with `unmatched: keep`.
 inline constexpr const char* kBegunMember = "begun";
+// report: flow: the event members that say whether a row is a begin (1) or an end (0), and its
+// depth.
+inline constexpr const char* kFlowCallMember = "flow_call";
+inline constexpr const char* kFlowDepthMember = "flow_depth";
 
 // The span value's member holding capture `i` (CheckedSpan::captures).
 inline const CMember* capture_member_at(const QueryLayout& L, size_t i) {

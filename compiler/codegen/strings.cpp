@@ -165,7 +165,9 @@ Result<CString> FunctionGen::string_value(const Expr& e, bool indexed) {
 }
 
 Result<void> FunctionGen::read_string(const Expr& e, const StringHome& home) {
-  if (home.member && env_.role == Role::SpanBegin) {
+  if (home.in_event) {  // report: flow: a begin row's event
+    ensure_event_zeroed();
+  } else if (home.member && env_.role == Role::SpanBegin) {
     ensure_span_value_zeroed();
   } else if (home.member) {
     if (query_.streaming())

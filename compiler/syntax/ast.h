@@ -35,6 +35,7 @@ enum class Builtin {
   Pcomm,  // the parent process's name (current->real_parent->comm, offsets from BTF)
   Curtask,  // the current task: a struct task_struct * (bpf_get_current_task)
   Age,  // report: open: ns since an open span's begin, at the print (computed in user space)
+  Depth,  // nest: true: the level of the span a begin opens or an end closes (0 = outermost)
 };
 
 struct Expr;

@@ -265,20 +265,41 @@ Result<void> read_unmatched(const Entry& entry, SpanSpec& span) {
   return {};
 }
 
-// `report: ended` (the default: a row per ended span) or `report: open` (the spans still open at
-// each print).
+// `report: ended` (the default: a row per ended span), `report: open` (the spans still open at
+// each print) or `report: flow` (every begin and end, in order: needs `nest: true`).
 Result<void> read_report(const Entry& entry, SpanSpec& span) {
-  auto text = scalar(entry, "ended or open");
+  auto text = scalar(entry, "ended, open or flow");
   if (!text) return std::unexpected(text.error());
   if (trim(text->text) == "open") {
     span.report_open = entry.key_loc;
     return {};
   }
+  if (trim(text->text) == "flow") {
+    span.report_flow = entry.key_loc;
+    return {};
+  }
   if (trim(text->text) == "ended") return {};
   return error_at(text->loc, fmt::format("span 'report' is 'ended' (a row per ended span, the "
-                                         "default) or 'open' (the spans still open at each "
-                                         "print){}",
-                                         did_you_mean(text->text, {"ended", "open"})));
+                                         "default), 'open' (the spans still open at each "
+                                         "print) or 'flow' (a row per begin and per end, in "
+                                         "order){}",
+                                         did_you_mean(text->text, {"ended", "open", "flow"})));
+}
+
+// `nest: true` (a thread's spans nest like calls) or `false` (the default).
+Result<void> read_nest(const Entry& entry, SpanSpec& span) {
+  auto text = scalar(entry, "true or false");
+  if (!text) return std::unexpected(text.error());
+  std::string word(trim(text->text));
+  if (word == "true") {
+    span.nest = entry.key_loc;
+    return {};
+  }
+  if (word == "false") return {};
+  return error_at(text->loc, fmt::format("span 'nest' is true (a thread's spans nest like calls: "
+                                         "an end closes the innermost open one) or false (the "
+                                         "default), not '{}'{}",
+                                         text->text, did_you_mean(word, {"true", "false"})));
 }
 
 Result<void> read_span_key(const Entry& entry, const YamlSource& src, SpanSpec& span) {
@@ -294,9 +315,11 @@ Result<void> read_span_key(const Entry& entry, const YamlSource& src, SpanSpec& 
     return read_unmatched(entry, span);
   } else if (entry.key == "report") {
     return read_report(entry, span);
+  } else if (entry.key == "nest") {
+    return read_nest(entry, span);
   } else {
-    return std::unexpected(unknown_key(entry, "span",
-                                       {"begin", "end", "key", "begin_where", "unmatched", "report"}));
+    return std::unexpected(unknown_key(entry, "span", {"begin", "end", "key", "begin_where",
+                                                       "unmatched", "report", "nest"}));
   }
   return {};
 }
@@ -304,7 +327,7 @@ Result<void> read_span_key(const Entry& entry, const YamlSource& src, SpanSpec& 
 Result<void> read_span(const Entry& entry, const YamlSource& src, Draft& draft) {
   if (!entry.value.IsMap())
     return error_at(entry.value_loc, fmt::format("'span' must be a mapping {{begin, end, key, "
-                                                 "begin_where, unmatched}}, not {}",
+                                                 "begin_where, unmatched, report, nest}}, not {}",
                                                  kind_name(entry.value)));
   auto entries = entries_of(entry.value, src, "span");
   if (!entries) return std::unexpected(entries.error());

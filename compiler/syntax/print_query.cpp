@@ -141,6 +141,8 @@ void yaml_query(const QuerySpec& q, const std::string& first, const std::string&
                                                           indent + "  ", out);
     if (q.span->keep_unmatched) out += indent + "  unmatched: keep\n";
     if (q.span->report_open) out += indent + "  report: open\n";
+    if (q.span->report_flow) out += indent + "  report: flow\n";
+    if (q.span->nest) out += indent + "  nest: true\n";
   } else {
     std::string probes;
     yaml_list_or_scalar("probe", q.probes, "", probes);
@@ -241,6 +243,14 @@ Result<std::string> sql_query(const QuerySpec& q) {
     return error_at(*q.span->report_open,
                     "a span with 'report: open' has no SQL form: a JOIN's rows are the pairs that "
                     "met, and these rows are the begins still waiting for their end");
+  if (q.span && q.span->report_flow)
+    return error_at(*q.span->report_flow,
+                    "a span with 'report: flow' has no SQL form: a JOIN's rows are the pairs that "
+                    "met, and these rows are every begin and every end, in order");
+  if (q.span && q.span->nest)
+    return error_at(*q.span->nest,
+                    "a span with 'nest: true' has no SQL form: a JOIN pairs rows by their key, and "
+                    "a nested end pairs with the innermost begin its thread has open");
   if (q.span) {
     // RIGHT JOIN keeps the rows of the end side that find no begin: `unmatched: keep`.
     out += fmt::format(" FROM {} AS b {}JOIN {} AS e", joined(q.span->begin, ", "),

@@ -64,6 +64,12 @@ struct SpanSpec {
   // `report: open`: the rows are the spans still open at each print (their captures and age),
   // not the ended ones. Its loc is where `report` was written; nullopt: `ended` (the default).
   std::optional<SourceLoc> report_open;
+  // `report: flow`: the rows are every begin and every end, streamed in order (uflow); its loc
+  // is where `report` was written. Needs `nest: true`.
+  std::optional<SourceLoc> report_flow;
+  // `nest: true`: a thread's spans nest like calls (a begin opens one inside those open, an end
+  // closes the innermost); the loc of its key. nullopt: `nest: false` (the default).
+  std::optional<SourceLoc> nest;
   SourceLoc loc;
 };
 

@@ -1,6 +1,7 @@
 // Pure decoding of Plan-described bytes into cells (see decode.h).
 #include "runtime/collect/decode.h"
 
+#include "runtime/collect/flow_rows.h"
 #include "runtime/collect/names.h"
 
 #include <algorithm>
@@ -342,6 +343,7 @@ StreamRow decode_event(const PlanQuery& query, std::span<const uint8_t> event,
     row.cells.push_back(f.from_begin && !begun
                             ? Cell{}
                             : decode_field(f, event, pid, query.probe_names, hooks));
+  apply_flow(query, event, row.cells);  // report: flow: "-> " / "<- " by depth
   return row;
 }
 

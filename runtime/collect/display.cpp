@@ -233,6 +233,7 @@ Cell apply_display(Display d, const Cell& raw, int pid_for_usym,
     case Display::Capability:
       return capability_text(*bits);
     case Display::Symbolic:  // decode_field applies the field's own table
+    case Display::Flow:      // decode_event indents it by the row's depth (flow_rows.h)
       return raw;
     case Display::Ksym:
       return ksym_name(*bits);

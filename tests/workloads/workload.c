@@ -56,6 +56,9 @@
 //   file-write N SIZE PATH  open PATH (O_WRONLY|O_CREAT|O_APPEND), N write()s of SIZE bytes, close
 //   file-read N SIZE PATH   open PATH (O_RDONLY), N read()s of exactly SIZE bytes, close (PATH
 //                        must hold N * SIZE bytes: write them first)
+//   recurse N DEPTH      N calls of bpfql_wl_recurse(DEPTH), which calls itself with DEPTH - 1
+//                        down to 0: DEPTH + 1 nested calls each time (the level's argument is
+//                        DEPTH minus its depth)
 //   ticks N MS           N calls of bpfql_wl_tick(), MS milliseconds apart (a sleep between two
 //                        calls, none after the last); each call makes one call of bpfql_wl_tock()
 //   starve CPU MS        this process and a child named "bpfql-hog" spin on CPU while a third, a
@@ -427,6 +430,19 @@ __attribute__((noinline, noipa, used)) void bpfql_wl_tick(long i) {
   __asm__ volatile("" ::: "memory");
 }
 
+// Recursive, and not turned into a loop: each level is a call a uprobe and a uretprobe see.
+__attribute__((noinline, noipa, used)) long bpfql_wl_recurse(long level) {
+  long below = level > 0 ? bpfql_wl_recurse(level - 1) : 0;
+  __asm__ volatile("" : "+r"(below) :: "memory");
+  return below + 1;
+}
+
+static void do_recurse(long n, long depth) {
+  long calls = 0;
+  for (long i = 0; i < n; ++i) calls += bpfql_wl_recurse(depth);
+  if (calls != n * (depth + 1)) die("recurse: a level was skipped");
+}
+
 static void do_ticks(long n, long ms) {
   for (long i = 0; i < n; ++i) {
     if (i > 0) sleep_ns(ms * 1000000LL);
@@ -577,7 +593,7 @@ static int parse_steps(int argc, char** argv, struct step* steps, int max_steps)
                !strcmp(name, "connect") || !strcmp(name, "connect6") ||
                !strcmp(name, "connect-refused") || !strcmp(name, "chown") || !strcmp(name, "statx") ||
                !strcmp(name, "syncs") || !strcmp(name, "malloc") || !strcmp(name, "malloc-other") ||
-               !strcmp(name, "connect-dropped") || !strcmp(name, "ticks") || !strcmp(name, "starve") ||
+               !strcmp(name, "connect-dropped") || !strcmp(name, "ticks") || !strcmp(name, "starve") || !strcmp(name, "recurse") ||
                !strcmp(name, "fsyncs")) {
       args_needed = 2;
     } else if (!strcmp(name, "spin-pinned")) {
@@ -653,6 +669,7 @@ static void run_step(struct step* s, int zero_fd, int null_fd) {
   else if (!strcmp(name, "connect-dropped")) do_connect_dropped(s->a, s->b);
   else if (!strcmp(name, "accept")) do_accept(s->a);
   else if (!strcmp(name, "ticks")) do_ticks(s->a, s->b);
+  else if (!strcmp(name, "recurse")) do_recurse(s->a, s->b);
   else if (!strcmp(name, "starve")) do_starve(s->a, s->b);
   else if (!strcmp(name, "fsyncs")) do_fsyncs(s->a, s->fd, s->buf);
   else if (!strcmp(name, "udp-loop")) do_udp_loop(s->a);

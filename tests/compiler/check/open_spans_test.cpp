@@ -41,8 +41,9 @@ TEST_CASE("report: open or ended; anything else is an error with a did-you-mean"
   CHECK(loaded->queries[0].span->report_open.has_value());
   CHECK(check_error("span:\n  begin: uretprobe:c:malloc\n  end: uprobe:c:free\n"
                     "  key: {begin: retval, end: arg0}\n  report: opne\nselect: count()\n") ==
-        "5:11: span 'report' is 'ended' (a row per ended span, the default) or 'open' (the spans "
-        "still open at each print); did you mean 'open'?");
+        "5:11: span 'report' is 'ended' (a row per ended span, the default), 'open' (the spans "
+        "still open at each print) or 'flow' (a row per begin and per end, in order); did you "
+        "mean 'open'?");
   CHECK(check_error("span:\n  begin: uretprobe:c:malloc\n  end: uprobe:c:free\n"
                     "  reprot: open\nselect: count()\n")
             .starts_with("4:3: unknown key 'reprot' in span"));

@@ -504,7 +504,8 @@ TEST_CASE("errors: probe, select and span") {
       {"probe: {a: b}\nselect: count()\n",
        "'probe' must be a probe spec or a list of probe specs, not a mapping", "1:8"},
       {"span: t:a:b\nselect: count()\n",
-       "'span' must be a mapping {begin, end, key, begin_where, unmatched}, not a scalar", "1:7"},
+       "'span' must be a mapping {begin, end, key, begin_where, unmatched, report, nest}, not a "
+       "scalar", "1:7"},
       {"span: {begin: t:a:b}\nselect: count()\n", "span has no 'end' probe", "1:7"},
       {"span:\n  end: t:a:b\nselect: count()\n", "span has no 'begin' probe", "2:3"},
       {"span: {begin: t:a:b, end: t:a:c, keys: tid}\nselect: count()\n",
