@@ -103,3 +103,29 @@ TEST_CASE("entry values: a return whose entry record found no room is dropped, n
 }
 
 }  // namespace bpfql::test
+
+namespace bpfql::test {
+
+TEST_CASE("mm/malloc-sizes: malloc's size read at its entry, counted at its return") {
+  BPFQL_REQUIRE_ROOT();
+  // 50 malloc(4321) and 20 malloc(1000), the workload's only mallocs once it is released.
+  TraceRun run = trace({.queries = {library_query("mm/malloc-sizes")},
+                        .workload = {"malloc", "50", "4321", "malloc-other", "20", "1000"},
+                        .pass_pid = false,
+                        .pid_option = true});
+  INFO("stderr:\n" << run.err << "stdout:\n" << run.out);
+  REQUIRE(run.status.exited_with(0));
+  int64_t dropped = 0;
+  for (const json& p : intervals_of(run, "malloc-sizes")) dropped += as_int(p["dropped"]);
+  CHECK(dropped == 0);
+  json row = row_where(final_rows(run, "malloc-sizes"), {{"comm", "bpfql-wl"}});
+  CHECK(as_int(row["calls"]) == 70);
+  CHECK(as_int(row["bytes"]) == 50 * 4321 + 20 * 1000);
+  std::map<int64_t, int64_t> buckets;
+  for (const json& b : row["size"])
+    if (as_int(b["count"]) > 0) buckets[as_int(b["min"])] = as_int(b["count"]);
+  CHECK(buckets == std::map<int64_t, int64_t>{{512, 20}, {4096, 50}});
+  CHECK(as_int(row["slowest"]) > 0);
+}
+
+}  // namespace bpfql::test
