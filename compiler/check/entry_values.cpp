@@ -70,23 +70,22 @@ Result<void> collect_entry_values(CheckedQuery& q) {
   std::vector<const Expr*> all = end_side(q);
   std::vector<const Expr*> begin = begin_side(q);
   all.insert(all.end(), begin.begin(), begin.end());
+  std::vector<const Expr*> uses;  // every `entry.EXPR` node, in order
   for (const Expr* root : all)
-    for (const Expr* n : [&] {
-           std::vector<const Expr*> found;
-           for_each_node(*root, [&](const Expr& x) {
-             if (x.as<EntryValue>()) found.push_back(&x);
-           });
-           return found;
-         }()) {
-      const Expr& inner = *n->as<EntryValue>()->inner;
-      if (std::ranges::any_of(q.entry_values, [&](const ExprPtr& v) { return v->text == inner.text; }))
-        continue;
-      if (q.entry_values.size() == kMaxEntryValues)
-        return error_at(n->loc, fmt::format("'{}': a query keeps at most {} distinct entry values "
-                                            "per call in flight",
-                                            n->text, kMaxEntryValues));
-      q.entry_values.push_back(clone_expr(inner));
-    }
+    for_each_node(*root, [&](const Expr& n) {
+      if (n.as<EntryValue>()) uses.push_back(&n);
+    });
+  for (const Expr* n : uses) {
+    const Expr& inner = *n->as<EntryValue>()->inner;
+    if (std::ranges::any_of(q.entry_values,
+                            [&](const ExprPtr& v) { return v->text == inner.text; }))
+      continue;
+    if (q.entry_values.size() == kMaxEntryValues)
+      return error_at(n->loc, fmt::format("'{}': a query keeps at most {} distinct entry values "
+                                          "per call in flight",
+                                          n->text, kMaxEntryValues));
+    q.entry_values.push_back(clone_expr(inner));
+  }
   if (!q.span || q.entry_values.empty()) return {};
   const Expr* at_end = first_entry_value(end_side(q));
   const Expr* at_begin = first_entry_value(begin_side(q));

@@ -19,8 +19,7 @@ Result<void> ExprChecker::visit(Expr& e, EntryValue& v, int depth) {
                                        e.text, not_return->spec,
                                        not_return->kind == ProbeKind::Uprobe ||
                                                not_return->kind == ProbeKind::Kprobe
-                                           ? fmt::format(" (here, read '{}' itself)",
-                                                         v.inner->text)
+                                           ? fmt::format(" (here, read '{}' itself)", v.inner->text)
                                            : ""));
   if (v.inner->as<EntryValue>())
     return error_at(e.loc, fmt::format("'{}': an entry value is read at the entry itself, where "
@@ -53,13 +52,13 @@ Result<void> ExprChecker::visit(Expr& e, EntryValue& v, int depth) {
   bool strings = false;
   for_each_node(*v.inner, [&](const Expr& n) { strings = strings || n.type.is_string(); });
   if (!kept || strings)
-    return error_at(e.loc, fmt::format("'{}': an entry value is a number kept per call in flight "
-                                       "(entry.arg0, entry.ts, entry.pid), and '{}' {}; for a "
-                                       "string or a stack of the entry, make the entry probe a "
-                                       "span's begin and read begin.{} at the return",
-                                       e.text, v.inner->text,
-                                       kept ? "reads a string" : "is a " + t.describe(),
-                                       v.inner->text));
+    return error_at(
+        e.loc, fmt::format("'{}': an entry value is a number kept per call in flight "
+                           "(entry.arg0, entry.ts, entry.pid), and '{}' {}; for a "
+                           "string or a stack of the entry, make the entry probe a "
+                           "span's begin and read begin.{} at the return",
+                           e.text, v.inner->text, kept ? "reads a string" : "is a " + t.describe(),
+                           v.inner->text));
   e.type = t;
   return {};
 }

@@ -68,8 +68,9 @@ std::string entry_declarations(const CheckedQuery& q, const QueryLayout& L, Dial
   // A plain hash, not an LRU: only the call's own thread stores, reads and deletes its record,
   // so the one a return copies cannot be reused under it. Records of calls whose return never
   // comes (longjmp) are replaced by the next call at the same frame.
-  MapDecl m{MapKind::Hash, L.map("entry"), key.type(), val.type(),
-            std::max<uint32_t>(q.max_entries, 1), key.size(), val.size()};
+  MapDecl m{
+      MapKind::Hash, L.map("entry"), key.type(), val.type(), std::max<uint32_t>(q.max_entries, 1),
+      key.size(),    val.size()};
   maps.push_back(plan_map(m));
   return key.declaration() + val.declaration() + map_declaration(d, m) +
          "  /* (thread, entry sp) -> the call's entry values */\n";

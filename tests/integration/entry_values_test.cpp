@@ -78,7 +78,8 @@ TEST_CASE("entry values in a signal handler that calls the function while it is 
   CHECK(r.ns[{0, 1}][0] >= r.ns[{3, 2}][0]);
 }
 
-TEST_CASE("entry values: a return whose entry record found no room is dropped, never given another's") {
+TEST_CASE(
+    "entry values: a return whose entry record found no room is dropped, never given another's") {
   BPFQL_REQUIRE_ROOT();
   // Room for 2 records, recursions 6 deep: depths 5 and 4 are stored, 3..0 find the hash full.
   TraceRun run = trace({.queries = {query_file("entry-dropped.yml")},

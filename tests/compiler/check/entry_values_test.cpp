@@ -61,9 +61,9 @@ TEST_CASE("entry.EXPR anywhere but a return probe is an error at the name, sayin
             kLibc + ":malloc' is not one (here, read 'arg0' itself)");
   auto program = check_yaml(yaml);
   REQUIRE_FALSE(program);
-  CHECK(bpfql::format_diagnostic(program.error(), yaml).find("\n  select: sum(entry.arg0)\n"
-                                                             "              ^\n") !=
-        std::string::npos);
+  CHECK(bpfql::format_diagnostic(program.error(), yaml)
+            .find("\n  select: sum(entry.arg0)\n"
+                  "              ^\n") != std::string::npos);
   CHECK(check_error("probe: tracepoint:syscalls:sys_exit_read\nselect: sum(entry.arg0)\n")
             .starts_with("2:13: 'entry.arg0': 'entry.' names a value of the function's entry"));
   // At a span's end that is an entry probe (free), with the begin a return: the end's own.
@@ -89,7 +89,8 @@ TEST_CASE("entry.EXPR: what the entry cannot give is an error") {
         "entry.ts' is the time the call took");
   CHECK(check_error("probe: uretprobe:c:malloc\nselect: sum(entry.arg6)\n") ==
         "2:19: 'arg6': function probes offer arg0..arg5");
-  CHECK(check_error("probe: uretprobe:c:malloc\nselect: [entry.comm, count()]\ngroup_by: entry.comm\n")
+  CHECK(check_error(
+            "probe: uretprobe:c:malloc\nselect: [entry.comm, count()]\ngroup_by: entry.comm\n")
             .starts_with("3:11: 'entry.comm': an entry value is a number kept per call in flight "
                          "(entry.arg0, entry.ts, entry.pid), and 'comm' is a string"));
   CHECK(check_error("probe: uretprobe:c:malloc\nselect: count()\ngroup_by: entry.str(arg0)\n")
@@ -166,8 +167,9 @@ TEST_CASE("entry.EXPR in a span's begin: the begin that lacks its record stores 
 }
 
 TEST_CASE("entry.EXPR at several return probes: one entry program, at each function's entry") {
-  bpfql::Plan plan = plan_of("probe: [uretprobe:c:malloc, uretprobe:c:calloc]\n"
-                             "select: [probe, sum(entry.arg0)]\ngroup_by: probe\n");
+  bpfql::Plan plan = plan_of(
+      "probe: [uretprobe:c:malloc, uretprobe:c:calloc]\n"
+      "select: [probe, sum(entry.arg0)]\ngroup_by: probe\n");
   const auto& attaches = plan.queries[0].attaches;
   REQUIRE(attaches.size() == 4);
   // The entry programs first (the same program at both entries), then the returns.
