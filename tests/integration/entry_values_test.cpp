@@ -130,3 +130,31 @@ TEST_CASE("mm/malloc-sizes: malloc's size read at its entry, counted at its retu
 }
 
 }  // namespace bpfql::test
+
+namespace bpfql::test {
+
+TEST_CASE("begin.entry.arg0: a span's begin at a return without its entry record stores nothing") {
+  BPFQL_REQUIRE_ROOT();
+  TraceRun run = trace({.queries = {query_file("entry-span-begin.yml")},
+                        .workload = {"recurse", "5", "3"},
+                        .params = {{"target", BPFQL_WORKLOAD}},
+                        .pass_pid = false,
+                        .pid_option = true});
+  INFO("stderr:\n" << run.err << "stdout:\n" << run.out);
+  REQUIRE(run.status.exited_with(0));
+  std::vector<json> prints = intervals_of(run, "entry-span-begin");
+  REQUIRE(!prints.empty());
+  int64_t dropped = 0;
+  for (const json& p : prints) dropped += as_int(p["dropped"]);
+  CHECK(dropped == 4 * 3);
+  // Depths 5 and 4 of each recursion begin the same two spans (a later begin replaces one).
+  json rows = prints.back()["rows"];
+  REQUIRE(rows.size() == 2);
+  for (int64_t d : {4, 5}) {
+    json row = row_where(rows, {{"depth", d}});
+    CHECK(as_int(row["returned"]) == d + 1000);
+    CHECK(as_int(row["open"]) == 1);
+  }
+}
+
+}  // namespace bpfql::test
