@@ -15,6 +15,7 @@
 #include "compiler/check/select.h"
 #include "compiler/check/pid_sides.h"
 #include "compiler/check/open_spans.h"
+#include "compiler/check/entry_values.h"
 #include "compiler/check/span.h"
 #include "compiler/check/span_check.h"
 #include "compiler/check/span_nest.h"
@@ -163,6 +164,7 @@ std::vector<const Expr*> all_expressions(const CheckedQuery& q) {
   for (const auto& a : q.aggregates)
     if (a.arg) all.push_back(a.arg.get());
   for (const auto& s : q.stream) all.push_back(s.expr.get());
+  for (const auto& v : q.entry_values) all.push_back(v.get());
   if (q.span) {
     for (const auto& k : q.span->begin_key) all.push_back(k.get());
     for (const auto& k : q.span->end_key) all.push_back(k.get());
@@ -307,6 +309,7 @@ Result<CheckedQuery> check_query(const QuerySpec& spec, const QueryFile& file,
     if (auto r = check_pid_sides(out); !r) return std::unexpected(r.error());
     if (auto r = check_unmatched(*spec.span, out); !r) return std::unexpected(r.error());
   }
+  if (auto r = collect_entry_values(out); !r) return std::unexpected(r.error());
   if (auto r = find_task_offsets(catalog, out); !r) return std::unexpected(r.error());
   if (auto r = check_compared_bytes(out); !r) return std::unexpected(r.error());
   if (out.pid_tree) {

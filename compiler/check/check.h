@@ -156,6 +156,9 @@ struct CheckedQuery {
   bool pid_at_begin = true;
   bool pid_at_end = true;
   std::vector<ProbeRef> tree_probes;
+  // `entry.EXPR` at return probes (entry_values.h): the values the calls' entries store, distinct
+  // by their text, typed at the entry probes.
+  std::vector<ExprPtr> entry_values;
   std::optional<TaskOffsets> task_offsets;  // set when an expression uses ppid or pcomm
   // What the checker decided that is no error but may surprise: the fields `select: "*"` left
   // out, and why. `bpfql check -v` prints them.

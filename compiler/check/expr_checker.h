@@ -6,6 +6,7 @@
 //   expr_constants.cpp   constant integer expressions: exact values, division by zero, shifts
 //   expr_calls.cpp       function names, and the value functions str(), join(), startswith()...
 //   expr_kernel_memory.cpp  kernel memory through BTF: `->`, `.`, `[N]`, casts
+//   expr_entry.cpp       `entry.EXPR` at a return probe, typed at the function's entry
 // Private to compiler/check/: the interface is expr.h.
 #pragma once
 
@@ -51,6 +52,8 @@ class ExprChecker {
   Result<void> resolve_retval(Expr& e);
   Result<void> resolve_arg(Expr& e, int index);
   Result<void> visit(Expr& e, Capture& c, int depth);
+  // `entry.EXPR` (expr_entry.cpp).
+  Result<void> visit(Expr& e, EntryValue& v, int depth);
 
   // Operators (expr_operators.cpp).
   Result<void> visit(Expr& e, Unary& u, int depth);

@@ -302,8 +302,8 @@ Result<void> ExprChecker::resolve_arg(Expr& e, int index) {
         return error_at(e.loc, fmt::format(
                                    "'{}' does not exist at the return probe '{}': the argument "
                                    "registers are overwritten by the time the function returns; "
-                                   "use a span from the entry probe and read begin.{} at the "
-                                   "return",
+                                   "did you mean 'entry.{}' (the value it had at the call's "
+                                   "entry)?",
                                    e.text, probe.spec, e.text));
       case ProbeKind::Kprobe:
       case ProbeKind::Uprobe:

@@ -14,6 +14,7 @@
 
 #include "compiler/codegen/c_names.h"
 #include "compiler/codegen/c_prelude.h"
+#include "compiler/codegen/entry_values.h"
 #include "compiler/codegen/function.h"
 #include "compiler/codegen/fusion.h"
 #include "compiler/codegen/internal.h"
@@ -88,7 +89,8 @@ Result<std::string> probe_function(const CheckedQuery& q, const QueryLayout& lay
   if (role == Role::Main && codegen::also_begins(q, probe))
     for (size_t k = 0; k < q.span->begin.size(); ++k)
       if (q.span->begin[k].spec == probe.spec) env.begin_index = static_cast<int>(k);
-  env.function = fmt::format("{}_{}{}", layout.prefix, role == Role::Main ? 'p' : 'b', index);
+  env.function = fmt::format("{}_{}{}", layout.prefix,
+                             role == Role::Main ? 'p' : role == Role::SpanBegin ? 'b' : 'e', index);
   env.ctx = probe.kind == ProbeKind::Tracepoint ? "args" : "ctx";
   switch (probe.kind) {
     case ProbeKind::Tracepoint: {
@@ -160,6 +162,15 @@ Result<QueryText> query_program(const CheckedQuery& q, int index, ProgramState& 
   auto add = [&](const std::string& text) {
     if (!text.empty()) written.emplace_back(plan.attaches.back().function, text);
   };
+  // Entry programs first: a uretprobe only reports the calls that began after it was attached,
+  // so with every entry program attached before it, each return it reports had its entry seen.
+  std::vector<ProbeRef> entries = codegen::entry_probes(q);
+  for (size_t k = 0; k < entries.size(); ++k) {
+    auto f = probe_function(q, *layout, state, entries[k], static_cast<int>(k), Role::Entry, plan,
+                            shared, static_cast<size_t>(index), bodies);
+    if (!f) return std::unexpected(f.error());
+    add(*f);
+  }
   if (q.span) {
     if (q.span->begin.empty() || q.span->begin_key.empty())
       return error_at(q.loc, fmt::format("span query '{}' has no begin probe or key", q.name));

@@ -116,6 +116,7 @@ Result<CValue> FunctionGen::value(const Expr& e) {
   if (auto* c = e.as<Cast>()) return cast_value(e, *c);
   if (auto* c = e.as<Conditional>()) return conditional_value(e, *c);
   if (auto* c = e.as<Capture>()) return capture(e, *c);
+  if (auto* v = e.as<EntryValue>()) return entry_value(e, *v);
   if (e.as<StringLiteral>())
     return std::unexpected(unsupported(e, fmt::format("string '{}' used as a number", e.text)));
   return std::unexpected(

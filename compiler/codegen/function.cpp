@@ -7,6 +7,7 @@
 
 #include "compiler/buckets.h"
 #include "compiler/codegen/c_names.h"
+#include "compiler/codegen/entry_values.h"
 #include "compiler/codegen/process_tree.h"
 #include "compiler/check/span.h"
 #include "compiler/syntax/ast_walk.h"
@@ -87,12 +88,17 @@ std::string FunctionGen::body_text(const std::string& signature_text) const {
 
 Result<std::string> FunctionGen::generate() {
   if (env_.begin_index >= 0) return generate_with_begin();
-  auto r = env_.role == Role::Main ? emit_main() : emit_span_begin();
+  auto r = env_.role == Role::Main        ? emit_main()
+           : env_.role == Role::SpanBegin ? emit_span_begin()
+                                          : emit_entry_store();
   if (!r) return std::unexpected(r.error());
   const SourceLoc& loc = query_.loc;
   std::string out = fmt::format("/* query '{}' ({}:{}){}: {} */\n",
                                 c_names::comment_text(query_.name), c_names::comment_text(loc.file),
-                                loc.line, env_.role == Role::SpanBegin ? ", span begin" : "",
+                                loc.line,
+                                env_.role == Role::SpanBegin ? ", span begin"
+                                : env_.role == Role::Entry   ? ", entry values"
+                                                             : "",
                                 c_names::comment_text(env_.probe->spec));
   return out + body_text(signature(env_, dialect()));
 }
@@ -160,6 +166,8 @@ Result<void> FunctionGen::emit_main() {
   if (query_.span && query_.span->nest) return emit_nest_end();
   if (!query_.span || query_.pid_at_end)
     if (auto r = emit_pid_filter(); !r) return r;
+  if (function_reads_entry(query_, Role::Main, static_cast<size_t>(env_.index)))
+    if (auto r = emit_entry_load(); !r) return r;
   if (!query_.span) {
     if (auto r = emit_filters(query_.filters); !r) return r;
     if (query_.streaming()) return emit_event();
@@ -208,6 +216,8 @@ Result<void> FunctionGen::emit_span_begin() {
   if (query_.pid_at_begin)
     if (auto r = emit_pid_filter(); !r) return r;
   size_t begin_probe = static_cast<size_t>(env_.index);
+  if (function_reads_entry(query_, Role::SpanBegin, begin_probe))
+    if (auto r = emit_entry_load(); !r) return r;
   if (auto r = emit_filters(query_.span->begin_filters_at(begin_probe)); !r) return r;
   std::string ts = cached("ts", "u64 ts = bpf_ktime_get_ns();");
   if (span_in_task_storage(query_)) {

@@ -105,6 +105,11 @@ class FunctionGen {
   void zero_in_pieces(const std::string& lvalue, uint32_t bytes);
   void ensure_zero_value();
 
+  // `entry.EXPR` (entry_values.cpp): the entry program's store, the return's lookup, a value.
+  Result<void> emit_entry_store();
+  Result<void> emit_entry_load();
+  Result<CValue> entry_value(const Expr& e, const EntryValue& v);
+
   // A span's end under `unmatched: keep`: ends without a begin recorded too (span_unmatched.cpp).
   Result<void> emit_span_end_keeping();
 

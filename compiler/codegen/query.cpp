@@ -7,6 +7,7 @@
 
 #include "compiler/buckets.h"
 #include "compiler/codegen/c_names.h"
+#include "compiler/codegen/entry_values.h"
 #include "compiler/codegen/internal.h"
 
 namespace bpfql::codegen {
@@ -121,6 +122,7 @@ std::string query_declarations(const CheckedQuery& q, const QueryLayout& L, Dial
             "too big for the stack");
   // Counters of what went wrong: off the hot path, and short (one atomic add, no lookup), so
   // that they cost a program next to nothing in instructions either.
+  out += entry_declarations(q, L, d, maps);
   declare({MapKind::Counter, L.map("dropped"), "", "u64", 1, 4, 8});
   out += fmt::format(
       "\n/* a key dropped because a map was full: counted, and printed by the runtime */\n"

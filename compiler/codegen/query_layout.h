@@ -15,9 +15,10 @@
 
 namespace bpfql::codegen {
 
-// The two kinds of functions a query has: the main one per probe (filters, keys, aggregation or
-// streaming; a span's end), and a span's begin.
-enum class Role { Main = 0, SpanBegin = 1 };
+// The kinds of functions a query has: the main one per probe (filters, keys, aggregation or
+// streaming; a span's end), a span's begin, and the entry program that stores a return probe's
+// `entry.EXPR` values (entry_values.h).
+enum class Role { Main = 0, SpanBegin = 1, Entry = 2 };
 
 // Where one string value lives while a function runs.
 struct StringHome {
@@ -53,8 +54,8 @@ struct QueryLayout {
   bool key_on_stack = false;
   bool event_on_stack = false;
   bool zero_on_stack = false;
-  std::map<std::string, StringHome> strings[2];  // per Role: canon → home
-  std::set<std::string> stack_buffers[2];        // per Role: buffers declared on the stack
+  std::map<std::string, StringHome> strings[3];  // per Role: canon → home (none at Entry)
+  std::set<std::string> stack_buffers[3];        // per Role: buffers declared on the stack
 
   // Spans: the key (`u64`, or a struct of u64 for a composite key), and the value each begin
   // stores: the begin time alone (`u64`), or a struct {ts, captures} when the end uses

@@ -59,6 +59,8 @@ ExprPtr clone_expr(const Expr& e) {
           return Conditional{clone_expr(*n.cond), clone_expr(*n.then), clone_expr(*n.otherwise)};
         } else if constexpr (std::is_same_v<T, Capture>) {
           return Capture{clone_expr(*n.inner)};
+        } else if constexpr (std::is_same_v<T, EntryValue>) {
+          return EntryValue{clone_expr(*n.inner)};
         } else {
           return n;  // leaves: plain values
         }

@@ -131,10 +131,18 @@ struct Conditional {
 struct Capture {
   ExprPtr inner;
 };
+// `entry.EXPR` at a return probe (uretprobe, kretprobe): EXPR evaluated at the same function's
+// entry probe, stored there under the activation (the thread and its stack frame) and read back
+// at this return (compiler/check/entry_values.h). The checker types `inner` against the entry
+// probes and numbers the distinct values a query uses (CheckedQuery::entry_values, by text).
+struct EntryValue {
+  ExprPtr inner;
+};
 
 struct Expr {
   std::variant<IntLiteral, StringLiteral, BoolLiteral, Identifier, BuiltinRef, FieldRef, ParamRef,
-               Unary, Binary, InList, Call, Member, Index, Cast, Conditional, Capture>
+               Unary, Binary, InList, Call, Member, Index, Cast, Conditional, Capture,
+               EntryValue>
       node;
   SourceLoc loc;     // where the expression starts
   std::string text;  // the source text as written, trimmed (used as the output column name)

@@ -240,6 +240,19 @@ Token Lexer::lex_string() {
   return token;
 }
 
+// Whether the name at `at` is a struct member (`x->entry.next`, `s.entry.y`): it follows `->`,
+// or a `.` that does not end `begin.` or `entry.` (`begin.entry.arg0` captures an entry value).
+bool Lexer::names_member(size_t at) const {
+  if (at == 0) return false;
+  if (text_[at - 1] == '>') return true;
+  if (text_[at - 1] != '.') return false;
+  size_t word = at - 1;
+  while (word > 0 && is_name_char(text_[word - 1])) --word;
+  std::string_view before = text_.substr(word, at - 1 - word);
+  bool starts_word = word == 0 || !(text_[word - 1] == '.' || text_[word - 1] == '>');
+  return !(starts_word && (before == "begin" || before == "entry"));
+}
+
 Token Lexer::lex_name() {
   Token token;
   token.begin = pos_;
@@ -258,6 +271,13 @@ Token Lexer::lex_name() {
       return invalid(pos_, "expected an expression after 'begin.' (such as begin.comm)");
     token.kind = TokenKind::Capture;
     token.value = "begin";
+  } else if (name == "entry" && pos_ < text_.size() && text_[pos_] == '.' &&
+             !names_member(token.begin)) {
+    ++pos_;
+    if (pos_ >= text_.size() || !(is_name_start(text_[pos_]) || text_[pos_] == '('))
+      return invalid(pos_, "expected an expression after 'entry.' (such as entry.arg0)");
+    token.kind = TokenKind::Entry;
+    token.value = "entry";
   } else {
     token.kind = TokenKind::Name;
     token.value = name;

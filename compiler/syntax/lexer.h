@@ -34,6 +34,7 @@ enum class TokenKind {
   Param,    // `$name`: `value` is the name
   Field,    // `args.name`: `value` is the name
   Capture,  // `begin.`: a span capture; the operand follows
+  Entry,    // `entry.`: a value of a return probe's function entry; the operand follows
   Punct,    // operators, parentheses and commas: `value` is the symbol
 };
 
@@ -61,6 +62,7 @@ class Lexer {
   Token lex_number();
   Token lex_string();
   Token lex_name();
+  bool names_member(size_t at) const;
   Token lex_param();
   Token lex_punct();
   Token invalid(size_t at, std::string message);

@@ -90,6 +90,15 @@ Result<Parsed> Parser::primary() {
       return make(Capture{std::move(inner->expr)}, token.begin, inner->end,
                   inner->height + 1, token);
     }
+    case TokenKind::Entry: {
+      if (depth_ >= kMaxDepth) return fail(token, kTooDeep);
+      ++depth_;
+      Result<Parsed> inner = primary();
+      --depth_;
+      if (!inner) return inner;
+      return make(EntryValue{std::move(inner->expr)}, token.begin, inner->end,
+                  inner->height + 1, token);
+    }
     case TokenKind::Punct:
       if (token.value == "(") return parenthesised(token);
       break;

@@ -11,7 +11,7 @@
 // The script is pinned to CPU 0: rows come through per-CPU perf buffers, and one thread's rows
 // on one CPU arrive in order (bpfql's and the references' alike).
 //
-// Then a recursive C function of the workload (`recurse N DEPTH`) on a uprobe and its
+// Then a recursive C function of the workload (`levels N DEPTH`) on a uprobe and its
 // uretprobe: each level is its own span, and past 64 levels (the stack's, and the kernel's
 // pending return probes) the deeper calls are dropped while the levels within stay in step.
 #include <doctest/doctest.h>
@@ -268,15 +268,15 @@ namespace bpfql::test {
 
 TEST_CASE("nest: a recursive C function, each level its own span (funclatency by depth)") {
   BPFQL_REQUIRE_ROOT();
-  constexpr int kRounds = 7, kDeepest = 4;  // 7 calls of bpfql_wl_recurse(4): 5 levels each
+  constexpr int kRounds = 7, kDeepest = 4;  // 7 calls of bpfql_wl_levels(4): 5 levels each
   TraceRun run = trace({.queries = {query_file("recurse-depth.yml")},
-                        .workload = {"recurse", std::to_string(kRounds), std::to_string(kDeepest)},
+                        .workload = {"levels", std::to_string(kRounds), std::to_string(kDeepest)},
                         .params = {{"target", BPFQL_WORKLOAD}},
                         .pass_pid = false,
                         .pid_option = true});
   INFO("stderr:\n" << run.err << "\nstdout:\n" << run.out);
   REQUIRE_MESSAGE(run.status.exited_with(0), "bpfql " << run.status.describe());
-  CHECK(run.workload_out == "done recurse " + std::to_string(kRounds) + "\n");
+  CHECK(run.workload_out == "done levels " + std::to_string(kRounds) + "\n");
   json rows = final_rows(run, "recurse-nested");
   REQUIRE(rows.size() == kDeepest + 1);
   int64_t outer_total = -1;
@@ -306,7 +306,7 @@ TEST_CASE("nest past 64 levels: deeper calls are dropped, counted, and the stack
   // round measures levels 0..63 again from depth 0.
   constexpr int kRounds = 3, kDeepest = 70, kStored = 64;
   TraceRun run = trace({.queries = {query_file("recurse-overflow.yml")},
-                        .workload = {"recurse", std::to_string(kRounds), std::to_string(kDeepest)},
+                        .workload = {"levels", std::to_string(kRounds), std::to_string(kDeepest)},
                         .params = {{"target", BPFQL_WORKLOAD}},
                         .pass_pid = false,
                         .pid_option = true});

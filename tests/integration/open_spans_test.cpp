@@ -1,6 +1,7 @@
 // report: open on the real kernel: mm/memleak-outstanding lists the blocks the workload still
-// holds, by allocating user stack, at the interval prints while it holds them and at the final
-// print; and the same workload under BCC's memleak-bpfcc shows the same allocations by stack.
+// holds and their bytes (malloc's size, `entry.arg0` captured at the span's begin), by
+// allocating user stack, at the interval prints while it holds them and at the final print; and
+// the same workload under BCC's memleak-bpfcc shows the same allocations and bytes by stack.
 // memleak-bpfcc cannot attach beside bpfql (python3-bpfcc 0.26 passes a garbage ref_ctr_offset
 // to bpf_attach_uprobe, and the kernel refuses a second uprobe at malloc with another one:
 // "ref_ctr_offset mismatch"), so it traces its own run of the same steps, whose allocations by
@@ -37,6 +38,7 @@ char site_of(const json& stack) {
 
 struct Held {
   int64_t a = -1, b = -1;  // blocks from each site; -1: no row
+  int64_t bytes_a = -1, bytes_b = -1;
   int64_t oldest_a = -1, oldest_b = -1;
 };
 
@@ -47,6 +49,7 @@ Held held_in(const json& rows) {
     if (!site) continue;
     CHECK(row["comm"] == "bpfql-wl");
     (site == 'A' ? h.a : h.b) = as_int(row["blocks"]);
+    (site == 'A' ? h.bytes_a : h.bytes_b) = as_int(row["bytes"]);
     (site == 'A' ? h.oldest_a : h.oldest_b) = as_int(row["oldest"]);
   }
   return h;
@@ -73,7 +76,15 @@ TEST_CASE("memleak-outstanding: blocks still held by allocating stack, at interv
     CHECK(h.a <= 50);
     CHECK(h.b <= 20);
     // A print during the 1.5 s the workload holds them (it prints every 200 ms): exactly these.
-    if (i + 1 < prints.size() && h.a == 15 && h.b == 20) held_while_running = true;
+    if (i + 1 < prints.size() && h.a == 15 && h.b == 20) {
+      held_while_running = true;
+      CHECK(h.bytes_a == 15 * 4321);
+      CHECK(h.bytes_b == 20 * 1000);
+    }
+    // Whatever a print caught, each block counts its own size: every malloc of a site asks the
+    // same (a size from another call would show here).
+    if (h.a >= 0) CHECK(h.bytes_a == h.a * 4321);
+    if (h.b >= 0) CHECK(h.bytes_b == h.b * 1000);
   }
   CHECK(held_while_running);
   CHECK(prints.back()["units"]["oldest"] == "ns");
@@ -82,6 +93,8 @@ TEST_CASE("memleak-outstanding: blocks still held by allocating stack, at interv
   Held last = held_in(prints.back()["rows"]);
   CHECK(last.a == 15);
   CHECK(last.b == 20);
+  CHECK(last.bytes_a == 15 * 4321);
+  CHECK(last.bytes_b == 20 * 1000);
   CHECK(last.oldest_a >= 1'500'000'000);
   CHECK(last.oldest_b >= 1'500'000'000);
 }
@@ -170,6 +183,8 @@ TEST_CASE("memleak-outstanding beside memleak-bpfcc's outstanding allocations (i
   Held ours = held_in(final_rows(run, "memleak-outstanding"));
   CHECK(ours.a == bcc_held.blocks_a);
   CHECK(ours.b == bcc_held.blocks_b);
+  CHECK(ours.bytes_a == bcc_held.bytes_a);
+  CHECK(ours.bytes_b == bcc_held.bytes_b);
 }
 
 }  // namespace bpfql::test

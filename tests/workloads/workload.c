@@ -56,7 +56,7 @@
 //   file-write N SIZE PATH  open PATH (O_WRONLY|O_CREAT|O_APPEND), N write()s of SIZE bytes, close
 //   file-read N SIZE PATH   open PATH (O_RDONLY), N read()s of exactly SIZE bytes, close (PATH
 //                        must hold N * SIZE bytes: write them first)
-//   recurse N DEPTH      N calls of bpfql_wl_recurse(DEPTH), which calls itself with DEPTH - 1
+//   levels N DEPTH       N calls of bpfql_wl_levels(DEPTH), which calls itself with DEPTH - 1
 //                        down to 0: DEPTH + 1 nested calls each time (the level's argument is
 //                        DEPTH minus its depth)
 //   ticks N MS           N calls of bpfql_wl_tick(), MS milliseconds apart (a sleep between two
@@ -73,6 +73,12 @@
 //   udp-loop N           N UDP datagrams of 64 bytes to a socket of its own on 127.0.0.1, each
 //                        received before the next is sent: each is delivered by a NET_RX softirq
 //                        run of its own
+//   recurse D N          N calls of bpfql_wl_recurse(D, 1), which calls itself with depth D-1
+//                        down to 0 (not a tail call: each depth is a frame of its own); the call
+//                        of depth d returns d + 1000 * tag (tag: its second argument)
+//   recurse-signal D H   one bpfql_wl_recurse(D, 1) whose innermost call (depth 0) raises
+//                        SIGUSR1; the handler, on the same stack below it, makes the calls
+//                        bpfql_wl_recurse(H, 2) .. depth 0 while those of tag 1 are in flight
 //
 // Before doing anything it names itself "bpfql-wl" and waits until stdin is readable (a line or
 // EOF), so a test can attach bpfql to its pid first. It waits with poll() and never reads stdin:
@@ -430,17 +436,53 @@ __attribute__((noinline, noipa, used)) void bpfql_wl_tick(long i) {
   __asm__ volatile("" ::: "memory");
 }
 
+// Not static, and never inlined, cloned or turned into a loop: entry-value tests probe its
+// entry and return at each depth.
+static volatile sig_atomic_t recurse_raises;
+__attribute__((noinline, noipa, used)) long bpfql_wl_recurse(long depth, long tag) {
+  if (depth > 0) {
+    long r = bpfql_wl_recurse(depth - 1, tag);
+    __asm__ volatile("" : "+r"(r)::"memory");
+  } else if (tag == 1 && recurse_raises) {
+    recurse_raises = 0;
+    raise(SIGUSR1);  // delivered before raise() returns: the handler runs here, mid-call
+  }
+  __asm__ volatile("" ::: "memory");
+  return depth + 1000 * tag;
+}
+
+static long recurse_handler_depth;
+static void recurse_handler(int sig) {
+  (void)sig;
+  bpfql_wl_recurse(recurse_handler_depth, 2);
+}
+
+static void do_recurse(long depth, long n) {
+  for (long i = 0; i < n; ++i) bpfql_wl_recurse(depth, 1);
+}
+
+static void do_recurse_signal(long depth, long handler_depth) {
+  struct sigaction sa = {0};
+  sa.sa_handler = recurse_handler;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGUSR1, &sa, NULL) != 0) die("sigaction");
+  recurse_handler_depth = handler_depth;
+  recurse_raises = 1;
+  bpfql_wl_recurse(depth, 1);
+  if (recurse_raises) die("recurse-signal: the signal was not raised");
+}
+
 // Recursive, and not turned into a loop: each level is a call a uprobe and a uretprobe see.
-__attribute__((noinline, noipa, used)) long bpfql_wl_recurse(long level) {
-  long below = level > 0 ? bpfql_wl_recurse(level - 1) : 0;
+__attribute__((noinline, noipa, used)) long bpfql_wl_levels(long level) {
+  long below = level > 0 ? bpfql_wl_levels(level - 1) : 0;
   __asm__ volatile("" : "+r"(below) :: "memory");
   return below + 1;
 }
 
-static void do_recurse(long n, long depth) {
+static void do_levels(long n, long depth) {
   long calls = 0;
-  for (long i = 0; i < n; ++i) calls += bpfql_wl_recurse(depth);
-  if (calls != n * (depth + 1)) die("recurse: a level was skipped");
+  for (long i = 0; i < n; ++i) calls += bpfql_wl_levels(depth);
+  if (calls != n * (depth + 1)) die("levels: a level was skipped");
 }
 
 static void do_ticks(long n, long ms) {
@@ -593,8 +635,9 @@ static int parse_steps(int argc, char** argv, struct step* steps, int max_steps)
                !strcmp(name, "connect") || !strcmp(name, "connect6") ||
                !strcmp(name, "connect-refused") || !strcmp(name, "chown") || !strcmp(name, "statx") ||
                !strcmp(name, "syncs") || !strcmp(name, "malloc") || !strcmp(name, "malloc-other") ||
-               !strcmp(name, "connect-dropped") || !strcmp(name, "ticks") || !strcmp(name, "starve") || !strcmp(name, "recurse") ||
-               !strcmp(name, "fsyncs")) {
+               !strcmp(name, "connect-dropped") || !strcmp(name, "ticks") || !strcmp(name, "starve") ||
+               !strcmp(name, "fsyncs") || !strcmp(name, "recurse") || !strcmp(name, "levels") ||
+               !strcmp(name, "recurse-signal")) {
       args_needed = 2;
     } else if (!strcmp(name, "spin-pinned")) {
       if (i + 3 > argc) usage("missing step arguments");
@@ -669,10 +712,12 @@ static void run_step(struct step* s, int zero_fd, int null_fd) {
   else if (!strcmp(name, "connect-dropped")) do_connect_dropped(s->a, s->b);
   else if (!strcmp(name, "accept")) do_accept(s->a);
   else if (!strcmp(name, "ticks")) do_ticks(s->a, s->b);
-  else if (!strcmp(name, "recurse")) do_recurse(s->a, s->b);
+  else if (!strcmp(name, "levels")) do_levels(s->a, s->b);
   else if (!strcmp(name, "starve")) do_starve(s->a, s->b);
   else if (!strcmp(name, "fsyncs")) do_fsyncs(s->a, s->fd, s->buf);
   else if (!strcmp(name, "udp-loop")) do_udp_loop(s->a);
+  else if (!strcmp(name, "recurse")) do_recurse(s->a, s->b);
+  else if (!strcmp(name, "recurse-signal")) do_recurse_signal(s->a, s->b);
   else if (!strcmp(name, "file-write")) do_file_io(s->a, s->b, s->path, s->buf, 1);
   else if (!strcmp(name, "file-read")) do_file_io(s->a, s->b, s->path, s->buf, 0);
   else if (!strcmp(name, "mixed")) {

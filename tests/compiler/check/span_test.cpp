@@ -131,9 +131,9 @@ TEST_CASE("span: captures are errors where they cannot mean anything") {
 TEST_CASE("arg0.. at a return probe is an error that says why") {
   CHECK(check_error("probe: uretprobe:c:malloc\nselect: arg0\n") ==
         "2:9: 'arg0' does not exist at the return probe 'uretprobe:/usr/lib/x86_64-linux-gnu/libc.so.6:"
-        "malloc': the argument registers are overwritten by the time the function returns; use a "
-        "span from the entry probe and read begin.arg0 at the return");
-  // ... and the span it suggests checks.
+        "malloc': the argument registers are overwritten by the time the function returns; did you "
+        "mean 'entry.arg0' (the value it had at the call's entry)?");
+  // ... and a span from the entry checks too.
   auto program = check_yaml("span:\n  begin: uprobe:c:malloc\n  end: uretprobe:c:malloc\n"
                             "select: [begin.arg0 as size, retval as address]\n");
   CHECK_MESSAGE(program, program.error().message);

@@ -49,6 +49,7 @@ std::string sexpr(const Expr& e) {
         if constexpr (std::is_same_v<T, Conditional>)
           return fmt::format("(? {} {} {})", sexpr(*n.cond), sexpr(*n.then), sexpr(*n.otherwise));
         if constexpr (std::is_same_v<T, Capture>) return "(begin " + sexpr(*n.inner) + ")";
+        if constexpr (std::is_same_v<T, EntryValue>) return "(entry " + sexpr(*n.inner) + ")";
       },
       e.node);
 }
@@ -541,6 +542,21 @@ TEST_CASE("parser: begin.EXPR captures one operand") {
   CHECK(tree("begin.str(arg0)") == "(begin (call str arg0))");
   CHECK(tree("begin.(a + b)") == "(begin (+ a b))");
   CHECK(tree("begin") == "begin");  // a bare name: the checker says what it is
+}
+
+TEST_CASE("parser: entry.EXPR reads one operand at the function's entry") {
+  CHECK(tree("entry.arg0") == "(entry arg0)");
+  CHECK(tree("ts - entry.ts") == "(- ts (entry ts))");
+  CHECK(tree("entry.arg0 * 2") == "(* (entry arg0) 2)");
+  CHECK(tree("begin.entry.arg0") == "(begin (entry arg0))");
+  CHECK(tree("entry.entry.arg0") == "(entry (entry arg0))");  // the checker refuses it
+  CHECK(tree("entry.(arg0 + arg1)") == "(entry (+ arg0 arg1))");
+  CHECK(tree("entry") == "entry");  // a bare name
+  // A struct member called `entry` stays a member.
+  CHECK(tree("curtask->entry.next") == "(. (-> curtask entry) next)");
+  CHECK(tree("x.entry.y") == "(. (. x entry) y)");
+  Diagnostic d = parse_error("entry.");
+  CHECK(d.message.find("after 'entry.'") != std::string::npos);
 }
 
 }  // namespace bpfql
