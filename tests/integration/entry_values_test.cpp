@@ -35,6 +35,24 @@ Returns returns_of(const std::vector<json>& events) {
   return r;
 }
 
+// Three recursions 6 deep (`recurse 5 3`) under `file`, whose hash has room for 2 entry
+// records: its prints, with the dropped count they add up to.
+std::vector<json> prints_with_no_room(const std::string& file, const std::string& query,
+                                      int64_t& dropped) {
+  TraceRun run = trace({.queries = {query_file(file)},
+                        .workload = {"recurse", "5", "3"},
+                        .params = {{"target", BPFQL_WORKLOAD}},
+                        .pass_pid = false,
+                        .pid_option = true});
+  INFO("stderr:\n" << run.err << "stdout:\n" << run.out);
+  REQUIRE(run.status.exited_with(0));
+  std::vector<json> prints = intervals_of(run, query);
+  REQUIRE(!prints.empty());
+  dropped = 0;
+  for (const json& p : prints) dropped += as_int(p["dropped"]);
+  return prints;
+}
+
 }  // namespace
 
 TEST_CASE("entry.arg0 at a uretprobe: each return of a recursion gets its own call's arguments") {
@@ -82,17 +100,8 @@ TEST_CASE(
     "entry values: a return whose entry record found no room is dropped, never given another's") {
   BPFQL_REQUIRE_ROOT();
   // Room for 2 records, recursions 6 deep: depths 5 and 4 are stored, 3..0 find the hash full.
-  TraceRun run = trace({.queries = {query_file("entry-dropped.yml")},
-                        .workload = {"recurse", "5", "3"},
-                        .params = {{"target", BPFQL_WORKLOAD}},
-                        .pass_pid = false,
-                        .pid_option = true});
-  INFO("stderr:\n" << run.err << "stdout:\n" << run.out);
-  REQUIRE(run.status.exited_with(0));
-  std::vector<json> prints = intervals_of(run, "entry-dropped");
-  REQUIRE(!prints.empty());
   int64_t dropped = 0;
-  for (const json& p : prints) dropped += as_int(p["dropped"]);
+  std::vector<json> prints = prints_with_no_room("entry-dropped.yml", "entry-dropped", dropped);
   CHECK(dropped == 4 * 3);
   json rows = prints.back()["rows"];
   REQUIRE(rows.size() == 2);
@@ -103,9 +112,7 @@ TEST_CASE(
   }
 }
 
-}  // namespace bpfql::test
 
-namespace bpfql::test {
 
 TEST_CASE("mm/malloc-sizes: malloc's size read at its entry, counted at its return") {
   BPFQL_REQUIRE_ROOT();
@@ -129,23 +136,13 @@ TEST_CASE("mm/malloc-sizes: malloc's size read at its entry, counted at its retu
   CHECK(as_int(row["slowest"]) > 0);
 }
 
-}  // namespace bpfql::test
 
-namespace bpfql::test {
 
 TEST_CASE("begin.entry.arg0: a span's begin at a return without its entry record stores nothing") {
   BPFQL_REQUIRE_ROOT();
-  TraceRun run = trace({.queries = {query_file("entry-span-begin.yml")},
-                        .workload = {"recurse", "5", "3"},
-                        .params = {{"target", BPFQL_WORKLOAD}},
-                        .pass_pid = false,
-                        .pid_option = true});
-  INFO("stderr:\n" << run.err << "stdout:\n" << run.out);
-  REQUIRE(run.status.exited_with(0));
-  std::vector<json> prints = intervals_of(run, "entry-span-begin");
-  REQUIRE(!prints.empty());
   int64_t dropped = 0;
-  for (const json& p : prints) dropped += as_int(p["dropped"]);
+  std::vector<json> prints =
+      prints_with_no_room("entry-span-begin.yml", "entry-span-begin", dropped);
   CHECK(dropped == 4 * 3);
   // Depths 5 and 4 of each recursion begin the same two spans (a later begin replaces one).
   json rows = prints.back()["rows"];
