@@ -71,10 +71,6 @@ struct PlanAttach {
   // built). A kernel stack taken from a raw tracepoint would begin with the BPF program and the
   // tracepoint's own functions.
   bool raw_tracepoint_ok = false;
-  // Tracepoint: the program reads fields from the raw tracepoint's arguments (not the record:
-  // compiler/codegen/raw_args.h), so it runs only as a raw tracepoint; never loaded again as a
-  // tracepoint program.
-  bool raw_args = false;
   // Tracepoint: the program takes the `probe` builtin from its BPF cookie
   // (bpf_get_attach_cookie), so one function serves every probe of a wildcard; the runtime
   // attaches it with cookie = probe_index (runtime/load/attach_cookie.h).

@@ -147,8 +147,7 @@ bool Run::attach() {
   if (options_.verbose && attached.raw_tracepoints > 0)
     std::cerr << "bpfql: " << attached.raw_tracepoints << " of " << attached.probes
               << " probes attached as raw tracepoints (their programs read no field of the "
-                 "record, or only the tracepoint's own arguments: the kernel then builds no "
-                 "record)\n";
+                 "record, which the kernel then does not build)\n";
   if (!attached.error.empty()) {
     say(attached.error);
     interrupted_ = stop_signal_pending();  // attach_all stopped for it

@@ -7,7 +7,6 @@
 
 #include "compiler/codegen/c_names.h"
 #include "compiler/codegen/function.h"
-#include "compiler/codegen/raw_args.h"
 
 namespace bpfql::codegen {
 namespace {
@@ -265,7 +264,6 @@ Result<CValue> FunctionGen::field(const Expr& e, const FieldRef& f) {
         e, fmt::format("field '{}' of '{}' cannot be read as a number", f.name, env_.probe->spec)));
   if (e.type.is_string())
     return std::unexpected(unsupported(e, fmt::format("string '{}' used as a number", e.text)));
-  if (auto raw = raw_argument(f.name, *tf)) return *raw;
   // A pointer field is an unsigned address.
   if (tf->kind == FieldKind::Integer && tf->value_size) {  // a narrower type in a wider slot
     Type t = Type::integer(tf->value_size * 8, tf->value_signed);
@@ -274,20 +272,6 @@ Result<CValue> FunctionGen::field(const Expr& e, const FieldRef& f) {
   bool is_signed = tf->kind == FieldKind::Integer && tf->is_signed;
   Type t = Type::integer(tf->size * 8, is_signed);
   return record_value(f.name, t, record_field(f.name));
-}
-
-// A field read from the raw tracepoint's arguments instead of the record (raw_args.h), when the
-// function is written to run as a raw tracepoint and the field is one it can read so.
-std::optional<CValue> FunctionGen::raw_argument(const std::string& name, const TracepointField& tf) {
-  if (!env_.raw_args || !env_.probe->format) return std::nullopt;
-  std::string local = "args_" + name;
-  auto read = raw_field_read(env_.probe->format->category + ":" + env_.probe->format->name, name,
-                             local, env_.ctx);
-  if (!read) return std::nullopt;
-  if (once("local:" + local))
-    for (const auto& s : read->statements) line(s);
-  reads_raw_args_ = true;
-  return CValue{local, Type::integer(tf.size * 8, tf.kind == FieldKind::Integer && tf.is_signed)};
 }
 
 // A field of the record as a number, loaded into a local at its first use. Read again at each

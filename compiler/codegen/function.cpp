@@ -121,7 +121,6 @@ Result<std::string> FunctionGen::generate_with_begin() {
   auto begin_text = begin.generate();
   if (!begin_text) return begin_text;
   reads_record_ = end.reads_record_ || begin.reads_record_;
-  reads_raw_args_ = end.reads_raw_args_ || begin.reads_raw_args_;
   kernel_stack_ = end.kernel_stack_ || begin.kernel_stack_;
   lines_ = end.lines_;
   begin_part_key_ = begin.sharing_key();

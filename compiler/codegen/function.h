@@ -3,7 +3,6 @@
 // the key or event, then the map updates — and every helper result and string is computed once.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,9 +21,6 @@ struct ProbeEnv {
   // the function ends a span, then begins one.
   int begin_index = -1;
   bool inline_part = false;  // written as a static inline part of another function
-  // A tracepoint's fields are read from its raw tracepoint's arguments where raw_args.h knows
-  // how (the function must then run as a raw tracepoint: PlanAttach::raw_args).
-  bool raw_args = false;
 };
 
 // A C integer or boolean expression and the C type of its text.
@@ -55,8 +51,6 @@ class FunctionGen {
   bool raw_tracepoint_ok() const { return !reads_record_ && !kernel_stack_ && !uses_attach_cookie_; }
   // After generate(): the function takes `probe` from its BPF cookie (PlanAttach::attach_cookie).
   bool uses_attach_cookie() const { return uses_attach_cookie_; }
-  // After generate(): a field was read from the raw tracepoint's arguments (ProbeEnv::raw_args).
-  bool reads_raw_args() const { return reads_raw_args_; }
   // After generate(): two functions of a query with equal keys are the same program, so one is
   // loaded and attached to both probes (a wildcard over 360 syscalls: one compile and one
   // verifier run, not 360). The key holds all the program depends on: its role, probe kind and
@@ -157,7 +151,6 @@ class FunctionGen {
   const TracepointField* format_field(const std::string& name) const;
   std::string record_field(const std::string& name);  // "args->name"; notes the record is read
   CValue record_value(const std::string& name, const Type& t, const std::string& load);
-  std::optional<CValue> raw_argument(const std::string& name, const TracepointField& tf);
 
   // Strings (strings.cpp).
   Result<CString> string_value(const Expr& e, bool indexed);
@@ -190,7 +183,6 @@ class FunctionGen {
   std::set<std::string> done_;
   int counter_ = 0;
   bool reads_record_ = false;
-  bool reads_raw_args_ = false;
   bool kernel_stack_ = false;
   bool uses_attach_cookie_ = false;
   std::map<std::string, std::string> memory_locals_;  // read key → local holding the value

@@ -112,44 +112,26 @@ std::string fuse_by_attach_point(const std::vector<AttachedBody>& bodies, Plan& 
   }
   std::string out;
   int fused = 0;
-  auto attach_of = [&](const AttachedBody* b) -> PlanAttach& {
-    return plan.queries[b->query].attaches[b->attach];
-  };
   for (const auto& tracepoint : order) {
-    std::vector<const AttachedBody*> all;
+    std::vector<const AttachedBody*> members;
     for (const auto& [query, of_query] : groups[tracepoint])
-      if (of_query.size() == 1) all.push_back(of_query.front());
-    // A body that reads the raw tracepoint's arguments runs only as a raw tracepoint: beside one
-    // that needs the record, the tracepoint gets two programs (the raw ones, the others).
-    bool raw_args =
-        std::any_of(all.begin(), all.end(), [&](auto* b) { return attach_of(b).raw_args; });
-    bool record = std::any_of(all.begin(), all.end(),
-                              [&](auto* b) { return !attach_of(b).raw_tracepoint_ok; });
-    std::vector<std::vector<const AttachedBody*>> programs(2);
-    for (const AttachedBody* b : all)
-      programs[raw_args && record && !attach_of(b).raw_tracepoint_ok ? 1 : 0].push_back(b);
-    for (const auto& members : programs) {
-      if (members.size() < 2) continue;
-      std::string name = fmt::format("fused{}", fused++);
-      bool raw_ok = true;
-      bool reads_raw_args = false;
-      for (const AttachedBody* b : members) {
-        raw_ok = raw_ok && attach_of(b).raw_tracepoint_ok;
-        reads_raw_args = reads_raw_args || attach_of(b).raw_args;
-      }
-      std::vector<std::string> originals;
-      for (const AttachedBody* b : members) {
-        PlanAttach& a = plan.queries[b->query].attaches[b->attach];
-        originals.push_back(a.function);
-        a.function = name;
-        a.raw_tracepoint_ok = raw_ok;
-        a.raw_args = reads_raw_args;
-      }
-      const std::string& tag = state.tracepoints.at(tracepoint).tag;
-      state.tracepoints_used.insert(tracepoint);
-      use_helper(state.helpers, CHelper::Opaque);
-      out += "\n" + fused_function(name, tracepoint, tag, members, originals, state.dialect);
+      if (of_query.size() == 1) members.push_back(of_query.front());
+    if (members.size() < 2) continue;
+    std::string name = fmt::format("fused{}", fused++);
+    bool raw_ok = true;
+    for (const AttachedBody* b : members)
+      raw_ok = raw_ok && plan.queries[b->query].attaches[b->attach].raw_tracepoint_ok;
+    std::vector<std::string> originals;
+    for (const AttachedBody* b : members) {
+      PlanAttach& a = plan.queries[b->query].attaches[b->attach];
+      originals.push_back(a.function);
+      a.function = name;
+      a.raw_tracepoint_ok = raw_ok;
     }
+    const std::string& tag = state.tracepoints.at(tracepoint).tag;
+    state.tracepoints_used.insert(tracepoint);
+    use_helper(state.helpers, CHelper::Opaque);
+    out += "\n" + fused_function(name, tracepoint, tag, members, originals, state.dialect);
   }
   return out;
 }

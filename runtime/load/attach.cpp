@@ -91,9 +91,6 @@ std::string attach_tracepoint(BpfObject& bpf, int prog, const PlanAttach& a, Att
       out.owned().push_back({fd, "", a.kind, true, true});
       return "";
     }
-    // A program that reads the raw tracepoint's arguments would read the record's bytes there.
-    if (a.raw_args)
-      return "cannot attach its raw tracepoint " + name + ": " + errno_text(errno);
     prog = bpf.reload_as(a.function, BPF_PROG_TYPE_TRACEPOINT);
     if (prog < 0) return "cannot load its program as a tracepoint program: " + errno_text(errno);
   }

@@ -27,7 +27,7 @@ std::vector<std::string> perf_attaches_of(pid_t pid) {
   REQUIRE(all.is_array());
   std::vector<std::string> out;
   for (const json& p : all)
-    if (p.value("pid", -1) == pid && p.value("fd_type", std::string()) != "raw_tracepoint")
+    if (p.value("pid", -1) == pid)
       out.push_back(p.value("tracepoint", std::string("?")) + ":" +
                     std::to_string(p.value("prog_id", int64_t{-1})));
   return out;
@@ -85,50 +85,12 @@ TEST_CASE("three queries on raw_syscalls:sys_enter count together exactly what e
     INFO("query " << q.query);
     CHECK(counts(together, q.query, q.key) == alone[q.query]);
   }
-  // fuse-by-call reads args.id, which the raw tracepoint's arguments give (raw_args.h): the
-  // three run as one raw tracepoint program, and no perf event is opened.
+  // fuse-by-call reads the record: the three run as one ordinary tracepoint program.
   INFO("bpftool perf list of bpfql: " << json(perf).dump());
-  CHECK(perf.empty());
-  CHECK(raw == std::vector<std::string>{"sys_enter"});
+  REQUIRE(perf.size() == 1);
+  CHECK(perf[0].starts_with("sys_enter:"));
+  CHECK(raw.empty());
   CHECK(std::set<uint32_t>(programs.begin(), programs.end()).size() == 1);
-}
-
-// sys_exit's id (regs->orig_ax) and ret, and sys_enter's id, read from the raw tracepoint's
-// arguments must give the record's numbers: exact counts, and beside a query on the same
-// tracepoint that needs the record (a kernel stack), which gets a program of its own.
-TEST_CASE("system call numbers and results from raw tracepoints: the record's exact counts") {
-  BPFQL_REQUIRE_ROOT();
-  TempDir dir;
-  std::string stacks = dir.write("exit-stacks.yml", R"(name: exit-stacks
-params:
-  pid: {type: int}
-probe: tracepoint:raw_syscalls:sys_exit
-where: [pid == $pid, args.ret < 0]
-select: count() as failures
-group_by: [syscall(args.id) as call, kstack]
-)");
-  std::vector<std::string> perf, raw;
-  TraceRun run = trace({.queries = {query_file("errors.yml"), query_file("syscall-names.yml"), stacks},
-                        .workload = {"open-missing", "42", dir.file("missing"), "getppid", "300"},
-                        .while_tracing = [&](const Process& bpfql) {
-                          perf = perf_attaches_of(bpfql.pid());
-                          raw = raw_tracepoints_held_by(bpfql.pid());
-                        }});
-  REQUIRE(run.status.exited_with(0));
-  std::sort(raw.begin(), raw.end());
-  CHECK(raw == std::vector<std::string>{"sys_enter", "sys_exit"});
-  INFO("bpftool perf list of bpfql: " << json(perf).dump());
-  REQUIRE(perf.size() == 1);  // the kernel stack's query reads the record
-  CHECK(perf[0].starts_with("sys_exit:"));
-  json errors = final_rows(run, "errors");
-  CHECK(as_int(row_where(errors, {{"call", "openat"}, {"error", "ENOENT"}})["failures"]) == 42);
-  json names = final_rows(run, "syscall-names");
-  CHECK(as_int(row_where(names, {{"call", "getppid"}})["calls"]) == 300);
-  CHECK(as_int(row_where(names, {{"call", "openat"}})["calls"]) >= 42);
-  int64_t failed_opens = 0;
-  for (const json& row : final_rows(run, "exit-stacks"))
-    if (row["call"] == "openat") failed_opens += as_int(row["failures"]);
-  CHECK(failed_opens == 42);
 }
 
 TEST_CASE("queries that read no field fuse into one raw tracepoint program") {

@@ -67,52 +67,12 @@ TEST_CASE("queries on one tracepoint: one program runs every body, each with its
 }
 
 TEST_CASE("a fused program is a raw tracepoint only if no body reads the record") {
-  // args.args[] comes from the record only (its registers depend on the task's ABI: raw_args.h).
   Plan plan = plan_for("queries:\n" + query("a", kEnter, "    select: count()\n") +
-                       query("b", kEnter, "    where: args.args[0] == 0\n    select: count()\n"));
+                       query("b", kEnter, "    where: args.id == 0\n    select: count()\n"));
   REQUIRE(plan.queries.size() == 2);
   CHECK(plan.queries[0].attaches[0].function == plan.queries[1].attaches[0].function);
   CHECK_FALSE(plan.queries[0].attaches[0].raw_tracepoint_ok);
   CHECK_FALSE(plan.queries[1].attaches[0].raw_tracepoint_ok);
-}
-
-TEST_CASE("sys_enter's id and sys_exit's id and ret come from the raw tracepoint's arguments") {
-  Plan plan = plan_for(
-      "queries:\n" + query("a", kEnter, "    select: count()\n    group_by: args.id\n") +
-      query("b", "tracepoint:raw_syscalls:sys_exit",
-            "    where: args.ret < 0\n    select: count()\n    group_by: args.id\n"));
-  REQUIRE(plan.queries.size() == 2);
-  for (const auto& q : plan.queries) {
-    CHECK(q.attaches[0].raw_tracepoint_ok);
-    CHECK(q.attaches[0].raw_args);
-  }
-  for (const std::string& c : {plan.c_source, plan.c_plain}) {
-    CHECK(count_of(c, "long args_id = (long)((u64 *)args)[1];") == 1);   // sys_enter's TP_PROTO
-    CHECK(count_of(c, "long args_ret = (long)((u64 *)args)[1];") == 1);  // sys_exit's
-    CHECK(count_of(c, "(void *)(((u64 *)args)[0] + 120));  /* regs->orig_ax */") == 1);
-    CHECK(c.find("args->id") == std::string::npos);
-  }
-}
-
-TEST_CASE("a body reading the raw arguments and one needing the record get two programs") {
-  Plan plan = plan_for(
-      "queries:\n" + query("a", kEnter, "    select: count()\n    group_by: args.id\n") +
-      query("b", kEnter, "    select: count()\n    group_by: args.id\n") +
-      query("c", kEnter, "    select: count()\n    group_by: kstack\n") +
-      query("d", kEnter, "    where: args.args[1] == 3\n    select: count()\n"));
-  REQUIRE(plan.queries.size() == 4);
-  const auto& a = plan.queries[0].attaches[0];
-  const auto& b = plan.queries[1].attaches[0];
-  const auto& c = plan.queries[2].attaches[0];
-  const auto& d = plan.queries[3].attaches[0];
-  CHECK(a.function == b.function);  // the raw program
-  CHECK(a.raw_tracepoint_ok);
-  CHECK(a.raw_args);
-  CHECK(c.function == d.function);  // the record's
-  CHECK(c.function != a.function);
-  CHECK_FALSE(c.raw_tracepoint_ok);
-  CHECK_FALSE(c.raw_args);
-  CHECK_FALSE(d.raw_args);
 }
 
 TEST_CASE("a helper read by two bodies, one of them before any filter, is read once") {

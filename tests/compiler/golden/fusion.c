@@ -169,7 +169,7 @@ fused0_1_end:;
     if (!((u32)(pid_tgid >> 32) == 4242))
       goto fused0_2_end;
     /* where args.id != 39 */
-    long args_id = (long)((u64 *)args)[1];  /* TP_PROTO(regs, id) */
+    s64 args_id = args->id;
     if (!(args_id != 39))
       goto fused0_2_end;
     struct q2_key key;
