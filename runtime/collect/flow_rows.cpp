@@ -2,17 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <cstring>
 #include <string>
+
+#include "runtime/collect/decode.h"
 
 namespace bpfql {
 namespace {
-
-uint64_t read_le(std::span<const uint8_t> bytes, uint32_t offset, uint32_t size) {
-  uint64_t v = 0;
-  if (offset + size <= bytes.size()) std::memcpy(&v, bytes.data() + offset, size);
-  return v;
-}
 
 // A depth far beyond any call stack is a corrupt event: keep the line short anyway.
 constexpr uint32_t kMaxIndentLevels = 1024;
@@ -38,8 +33,8 @@ Cell flow_text(const Cell& value, bool call, uint32_t depth) {
 
 void apply_flow(const PlanQuery& query, std::span<const uint8_t> event, std::vector<Cell>& cells) {
   if (!query.flow_call_offset) return;
-  bool call = read_le(event, *query.flow_call_offset, 1) != 0;
-  auto depth = static_cast<uint32_t>(read_le(event, query.flow_depth_offset, 4));
+  bool call = read_unsigned(event, *query.flow_call_offset, 1) != 0;
+  auto depth = static_cast<uint32_t>(read_unsigned(event, query.flow_depth_offset, 4));
   for (size_t i = 0; i < query.event_fields.size() && i < cells.size(); ++i)
     if (query.event_fields[i].display == Display::Flow) cells[i] = flow_text(cells[i], call, depth);
 }
