@@ -4,7 +4,8 @@
 Times a fixed multi-process, syscall-heavy workload (macro_workload) with nothing attached, with
 every aggregating library query served at once by `bpfql serve`, and with the same queries as
 bpftrace scripts (one bpftrace per query, all at once). Reports throughput lost, the tracers'
-CPU and RSS, bpfql's idle CPU, and the cost per event as the number of queries grows: the
+CPU and RSS, bpfql's idle CPU (--floor: and the kernel's floor, an empty program on every probe
+of the set), and the cost per event as the number of queries grows: the
 library's first 1, 5, 10, all queries served by one bpfql, and N queries on the same tracepoint
 (raw_syscalls:sys_enter), fused into one program by one bpfql or run unfused by N bpfqls.
 
@@ -124,10 +125,9 @@ def attached(pid):
     return False
 
 
-def start_bpftrace(names, timeout=180):
+def start_bpftrace(names, timeout=180, scripts=None):
     procs = []
-    for n in names:
-        script = os.path.join(HERE, "bpftrace", n.split("/")[1] + ".bt")
+    for script in scripts or [os.path.join(HERE, "bpftrace", n.split("/")[1] + ".bt") for n in names]:
         # Its stdout is a pipe, so bpftrace buffers "Attaching..." until it exits: the kernel
         # says when it attached instead. Output (the maps at exit) is not read.
         procs.append(subprocess.Popen(["bpftrace", script], stdout=subprocess.DEVNULL,
@@ -189,6 +189,8 @@ def main():
     ap.add_argument("--no-bpftrace", action="store_true")
     ap.add_argument("--no-bcc", action="store_true")
     ap.add_argument("--no-curve", action="store_true", help="only the three side-by-side modes")
+    ap.add_argument("--floor", action="store_true",
+                    help="also time the workload with an empty program on every probe of the set (floor.bt)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "macro.md"))
     args = ap.parse_args()
     build = find_build(args.build)
@@ -207,19 +209,34 @@ def main():
         try:
             rss = rss_kb(p.pid)
             s, cpu, wall = timed(build, args, [p.pid])
+            # The first scrape after the workload, on its own: it reads every key the workload
+            # made and does the one-time work of a first read (a query grouped by kstack loads
+            # /proc/kallsyms, ~100 ms of CPU here), which a Prometheus scraping all along would
+            # have spread over the scrapes during the workload.
+            first0 = cpu_ns(p.pid)
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read()
+            first_ms = (cpu_ns(p.pid) - first0) / 1e6
             # Idle: no workload, scraped every 15 s (a common Prometheus scrape_interval), over
-            # two scrape intervals; the first scrape reads what the workload left in the maps.
+            # two scrape intervals that each end with a scrape.
             idle0 = cpu_ns(p.pid)
             for _ in range(2):
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read()
                 time.sleep(15)
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read()
             idle = (cpu_ns(p.pid) - idle0) / 30e9 * 100
             rows[label] = {"s": s, "cpu_pct": cpu / (wall * 1e9) * 100, "rss_mb": max(rss, rss_kb(p.pid)) / 1024,
-                           "idle_pct": idle, "queries": len(files)}
+                           "idle_pct": idle, "first_scrape_ms": first_ms, "queries": len(files)}
         finally:
             stop([p])
 
     served(queries, "bpfql serve (all)", args.port)
+    if args.floor:
+        # What tracing these events costs the kernel at all, whatever the programs do.
+        procs = start_bpftrace([], scripts=[os.path.join(HERE, "floor.bt")])
+        try:
+            s, _, _ = timed(build, args, [])
+            rows["floor: empty programs on the same probes"] = {"s": s, "queries": 0}
+        finally:
+            stop(procs)
     if not args.no_bpftrace:
         procs = start_bpftrace(LIBRARY)
         try:
@@ -276,14 +293,15 @@ def main():
           f"{args.procs} processes × {args.iters} rounds (macro_workload), median of {args.rounds}. "
           f"Load average {' '.join(load_start)} at the start, {' '.join(load_end)} at the end: "
           "a shared, loaded 2-vCPU machine — compare modes within this run only.", "",
-          "| mode | queries | workload s | throughput lost | time added | tracer CPU (% of a core, while loaded) | RSS MB | idle CPU % (scraped every 15 s) |",
-          "|---|---|---|---|---|---|---|---|"]
+          "| mode | queries | workload s | throughput lost | time added | tracer CPU (% of a core, while loaded) | RSS MB | first scrape after the workload, CPU ms | idle CPU % (scraped every 15 s, after it) |",
+          "|---|---|---|---|---|---|---|---|---|"]
     for label, r in rows.items():
         lost = "—" if label == "none" else f"{(1 - none / r['s']) * 100:.1f} %"
         added = "—" if label == "none" else f"{(r['s'] / none - 1) * 100:.1f} %"
         idle = f"{r['idle_pct']:.2f}" if "idle_pct" in r else "—"
+        first = f"{r['first_scrape_ms']:.0f}" if "first_scrape_ms" in r else "—"
         md.append(f"| {label} | {r.get('queries', 0)} | {r['s']:.3f} | {lost} | {added} | "
-                  f"{r.get('cpu_pct', 0):.1f} | {r.get('rss_mb', 0):.0f} | {idle} |")
+                  f"{r.get('cpu_pct', 0):.1f} | {r.get('rss_mb', 0):.0f} | {first} | {idle} |")
     # Throughput lost (1 - none/with) is the target's measure; it saturates towards 100 % as the
     # tracing grows costlier than the work, so the time each tracer adds (with/none - 1) is shown
     # beside it: the same runs, the cost in the kernel without that compression.
@@ -294,6 +312,12 @@ def main():
         if ours is not None and lost.get(label):
             md.append(f"\nbpfql's loss / {label.split(' (')[0]}'s: {ours / lost[label]:.2f}× "
                       f"(time added: {added['bpfql serve (all)'] / added[label]:.2f}×)")
+    floor = lost.get("floor: empty programs on the same probes")
+    bpftrace = lost.get("bpftrace (all, one per query)")
+    if floor is not None and ours and bpftrace:
+        md.append(f"\nThe floor alone (no tool's work, only the kernel's cost of running a program on "
+                  f"every event of these probes) loses {floor * 100:.1f} %: {floor / ours:.2f}× bpfql's "
+                  f"loss and {floor / bpftrace:.2f}× bpftrace's.")
     md += ["", "Cost per workload round (≈ 8 system calls, and a share of the switches, opens and execs) "
            "added by one `bpfql serve` with the library's first N queries:", "",
            "| queries | ns per round added |", "|---|---|"]
