@@ -38,10 +38,10 @@ def main():
     args = ap.parse_args()
     build = macro.find_build(args.build)
     if args.set == "bpfql":
-        files = [os.path.join(macro.ROOT, "queries", q + ".yml") for q in macro.LIBRARY]
-        procs = [macro.start_serve(build, files, args.port, tempfile.mkdtemp(prefix="bpfql-progtime-"))]
+        procs = [macro.start_serve(build, macro.library_files(macro.LIBRARY), args.port,
+                                   tempfile.mkdtemp(prefix="bpfql-progtime-"))]
     elif args.set == "bpftrace":
-        procs = macro.start_bpftrace(macro.LIBRARY)
+        procs = macro.start_bpftrace(macro.bpftrace_scripts(macro.LIBRARY))
     else:
         procs = macro.start_bcc(macro.LIBRARY)
     try:

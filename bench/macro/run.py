@@ -125,9 +125,19 @@ def attached(pid):
     return False
 
 
-def start_bpftrace(names, timeout=180, scripts=None):
+def library_files(names):
+    """The query files of library names ("syscalls/top" → queries/syscalls/top.yml)."""
+    return [os.path.join(ROOT, "queries", n + ".yml") for n in names]
+
+
+def bpftrace_scripts(names):
+    """The bpftrace twins of library names (bench/macro/bpftrace/top.bt for "syscalls/top")."""
+    return [os.path.join(HERE, "bpftrace", n.split("/")[1] + ".bt") for n in names]
+
+
+def start_bpftrace(scripts, timeout=180):
     procs = []
-    for script in scripts or [os.path.join(HERE, "bpftrace", n.split("/")[1] + ".bt") for n in names]:
+    for script in scripts:
         # Its stdout is a pipe, so bpftrace buffers "Attaching..." until it exits: the kernel
         # says when it attached instead. Output (the maps at exit) is not read.
         procs.append(subprocess.Popen(["bpftrace", script], stdout=subprocess.DEVNULL,
@@ -195,7 +205,7 @@ def main():
     args = ap.parse_args()
     build = find_build(args.build)
     cache = tempfile.mkdtemp(prefix="bpfql-macro-cache-")
-    queries = [os.path.join(ROOT, "queries", q + ".yml") for q in LIBRARY]
+    queries = library_files(LIBRARY)
     rounds_total = args.procs * args.iters
     with open("/proc/loadavg") as f:
         load_start = f.read().split()[:3]
@@ -231,14 +241,14 @@ def main():
     served(queries, "bpfql serve (all)", args.port)
     if args.floor:
         # What tracing these events costs the kernel at all, whatever the programs do.
-        procs = start_bpftrace([], scripts=[os.path.join(HERE, "floor.bt")])
+        procs = start_bpftrace([os.path.join(HERE, "floor.bt")])
         try:
             s, _, _ = timed(build, args, [])
             rows["floor: empty programs on the same probes"] = {"s": s, "queries": 0}
         finally:
             stop(procs)
     if not args.no_bpftrace:
-        procs = start_bpftrace(LIBRARY)
+        procs = start_bpftrace(bpftrace_scripts(LIBRARY))
         try:
             pids = [p.pid for p in procs]
             rss = sum(rss_kb(p) for p in pids)
@@ -295,18 +305,18 @@ def main():
           "a shared, loaded 2-vCPU machine — compare modes within this run only.", "",
           "| mode | queries | workload s | throughput lost | time added | tracer CPU (% of a core, while loaded) | RSS MB | first scrape after the workload, CPU ms | idle CPU % (scraped every 15 s, after it) |",
           "|---|---|---|---|---|---|---|---|---|"]
-    for label, r in rows.items():
-        lost = "—" if label == "none" else f"{(1 - none / r['s']) * 100:.1f} %"
-        added = "—" if label == "none" else f"{(r['s'] / none - 1) * 100:.1f} %"
-        idle = f"{r['idle_pct']:.2f}" if "idle_pct" in r else "—"
-        first = f"{r['first_scrape_ms']:.0f}" if "first_scrape_ms" in r else "—"
-        md.append(f"| {label} | {r.get('queries', 0)} | {r['s']:.3f} | {lost} | {added} | "
-                  f"{r.get('cpu_pct', 0):.1f} | {r.get('rss_mb', 0):.0f} | {first} | {idle} |")
     # Throughput lost (1 - none/with) is the target's measure; it saturates towards 100 % as the
     # tracing grows costlier than the work, so the time each tracer adds (with/none - 1) is shown
     # beside it: the same runs, the cost in the kernel without that compression.
     lost = {k: 1 - none / r["s"] for k, r in rows.items() if k != "none"}
     added = {k: r["s"] / none - 1 for k, r in rows.items() if k != "none"}
+    for label, r in rows.items():
+        lost_cell = f"{lost[label] * 100:.1f} %" if label in lost else "—"
+        added_cell = f"{added[label] * 100:.1f} %" if label in added else "—"
+        idle = f"{r['idle_pct']:.2f}" if "idle_pct" in r else "—"
+        first = f"{r['first_scrape_ms']:.0f}" if "first_scrape_ms" in r else "—"
+        md.append(f"| {label} | {r.get('queries', 0)} | {r['s']:.3f} | {lost_cell} | {added_cell} | "
+                  f"{r.get('cpu_pct', 0):.1f} | {r.get('rss_mb', 0):.0f} | {first} | {idle} |")
     ours = lost.get("bpfql serve (all)")
     for label in ("bpftrace (all, one per query)", "hand-written BCC (all, one per query)"):
         if ours is not None and lost.get(label):
