@@ -203,6 +203,21 @@ Result<void> find_task_offsets(const KernelCatalog& catalog, CheckedQuery& q) {
   return {};
 }
 
+// A syscalls:* tracepoint's body may run in the program on raw_syscalls (fusion.h), which sees
+// 32-bit system calls too: it tells them apart by thread_info.status, at the offset BTF gives.
+// Without BTF the body keeps its own tracepoint.
+void find_syscall_compat_offset(const KernelCatalog& catalog, CheckedQuery& q) {
+  auto on_syscalls = [](const std::vector<ProbeRef>& probes) {
+    return std::any_of(probes.begin(), probes.end(), [](const ProbeRef& p) {
+      return p.kind == ProbeKind::Tracepoint && p.format && p.format->category == "syscalls";
+    });
+  };
+  if (!on_syscalls(q.probes) && !(q.span && on_syscalls(q.span->begin))) return;
+  auto info = catalog.kernel_member_offset("task_struct", "thread_info");
+  auto status = catalog.kernel_member_offset("thread_info", "status");
+  if (info && status && *info >= 0 && *status >= 0) q.syscall_compat_offset = *info + *status;
+}
+
 // Comparisons of a string with literals are unrolled, one byte each (compiler/codegen/strings.cpp), and
 // an `in` list folds all of its items into one expression, whose compile time grows faster than
 // its size: measured with clang 14 (plain C) on a busy 2-CPU machine, `in` lists of 4,096
@@ -311,6 +326,7 @@ Result<CheckedQuery> check_query(const QuerySpec& spec, const QueryFile& file,
   }
   if (auto r = collect_entry_values(out); !r) return std::unexpected(r.error());
   if (auto r = find_task_offsets(catalog, out); !r) return std::unexpected(r.error());
+  find_syscall_compat_offset(catalog, out);
   if (auto r = check_compared_bytes(out); !r) return std::unexpected(r.error());
   if (out.pid_tree) {
     std::vector<Located> trackers = {{"tracepoint:sched:sched_process_fork", spec.loc},

@@ -160,6 +160,11 @@ struct CheckedQuery {
   // by their text, typed at the entry probes.
   std::vector<ExprPtr> entry_values;
   std::optional<TaskOffsets> task_offsets;  // set when an expression uses ppid or pcomm
+  // Where task_struct keeps thread_info.status (TS_COMPAT: the thread is in a 32-bit system
+  // call), from the running kernel's BTF; set when a probe is a syscalls:* tracepoint, whose
+  // body may then run in the program on raw_syscalls:sys_enter/sys_exit (fusion.h), which must
+  // leave out the 32-bit calls that syscalls:* never sees.
+  std::optional<int> syscall_compat_offset;
   // What the checker decided that is no error but may surprise: the fields `select: "*"` left
   // out, and why. `bpfql check -v` prints them.
   std::vector<Diagnostic> notes;

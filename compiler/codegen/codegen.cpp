@@ -117,9 +117,19 @@ Result<std::string> probe_function(const CheckedQuery& q, const QueryLayout& lay
   plan.attaches.back().probe_index = static_cast<uint64_t>(index);
   // A function that ends a span and then begins one runs two parts (each may return early):
   // its body lines are the end's alone, so it keeps a program of its own, unfused.
-  if (env.begin_index < 0)
-    bodies.push_back({query_index, plan.attaches.size() - 1, text->substr(0, text->find('\n')),
-                      gen.body_lines()});
+  if (env.begin_index < 0) {
+    AttachedBody body;
+    body.query = query_index;
+    body.attach = plan.attaches.size() - 1;
+    body.comment = text->substr(0, text->find('\n'));
+    body.lines = gen.body_lines();
+    // A kernel stack taken on raw_syscalls would show its tracepoint's frames, not syscalls:*'s.
+    if (probe.kind == ProbeKind::Tracepoint && probe.format && !layout.uses_stacks) {
+      body.home = codegen::syscall_home(*probe.format, q.syscall_compat_offset);
+      body.raw_syscalls = codegen::raw_syscalls_record(*probe.format);
+    }
+    bodies.push_back(std::move(body));
+  }
   if (!first) {
     ++shared.more_probes[it->second];
     return std::string();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "compiler/syscall_names.h"
 #include "compiler/text.h"
 
 namespace bpfql::codegen {
@@ -22,15 +23,24 @@ size_t first_exit(const std::vector<std::string>& lines) {
   return lines.size();
 }
 
+// One member of a fused function: a body, and whether it moved to its syscall home (and then
+// runs only for its system call).
+struct Member {
+  const AttachedBody* body = nullptr;
+  bool moved = false;
+};
+
 // The reads to do once, at the top of the fused function: each read by two bodies or more, by
-// one of them before its first exit (so every event paid for it already).
-std::vector<std::string> reads_to_hoist(const std::vector<const AttachedBody*>& members) {
+// one of them before its first exit (so every event paid for it already). A moved body's reads
+// all wait for its system call's number.
+std::vector<std::string> reads_to_hoist(const std::vector<Member>& members) {
   std::vector<std::string> hoisted;
   for (const auto& read : hoistable_reads()) {
     int readers = 0;
     bool unconditional = false;
-    for (const AttachedBody* b : members) {
-      size_t exit = first_exit(b->lines);
+    for (const Member& member : members) {
+      const AttachedBody* b = member.body;
+      size_t exit = member.moved ? 0 : first_exit(b->lines);
       for (size_t i = 0; i < b->lines.size(); ++i)
         if (trim(b->lines[i]) == read) {
           ++readers;
@@ -43,27 +53,55 @@ std::vector<std::string> reads_to_hoist(const std::vector<const AttachedBody*>& 
   return hoisted;
 }
 
+// The two tests that run a moved body only for its own events (SyscallHome), leaving for `label`
+// otherwise; `args` is still the raw_syscalls record here.
+std::string home_guard(const SyscallHome& home, const std::string& label) {
+  return fmt::format(
+      "    if (args->id != {0}) goto {1};  /* not its system call */\n"
+      "    {{\n"
+      "      u64 bpfql_task = bpf_get_current_task();\n"
+      "      u32 bpfql_status = 0;\n"
+      "      bpf_probe_read_kernel(&bpfql_status, sizeof(bpfql_status), (void *)(bpfql_task + {2}));"
+      "  /* ->thread_info.status */\n"
+      "      if (bpfql_status & 0x0002) goto {1};  /* TS_COMPAT: a 32-bit call, which syscalls:* "
+      "events leave out */\n"
+      "    }}\n",
+      home.nr, label, home.compat_offset);
+}
+
 // One fused function over `members` (bodies of different queries, in query order).
-// `originals`: the function each body had alone (named in its block's opening comment).
+// `originals`: the function each body had alone (named in its block's opening comment);
+// `own_tags`: the record struct each moved body reads through (its own tracepoint's).
 std::string fused_function(const std::string& name, const std::string& tracepoint,
-                           const std::string& tag, const std::vector<const AttachedBody*>& members,
-                           const std::vector<std::string>& originals, Dialect dialect) {
+                           const std::string& tag, const std::vector<Member>& members,
+                           const std::vector<std::string>& originals,
+                           const std::vector<std::string>& own_tags, Dialect dialect) {
   std::string out = fmt::format(
       "/* tracepoint {}: {} queries in one program, each body in turn (fused: one attach, one "
       "record) */\n",
       tracepoint, members.size());
   out += fused_signature(name, tag, dialect) + " {\n";
+  bool any_moved = std::any_of(members.begin(), members.end(), [](const Member& m) { return m.moved; });
+  if (any_moved) out += "  void *bpfql_record = args;  /* for the bodies moved here */\n";
   auto hoisted = reads_to_hoist(members);
   for (const auto& read : hoisted) out += "  " + read + "  /* read once, for every query */\n";
   for (size_t m = 0; m < members.size(); ++m) {
-    const AttachedBody& body = *members[m];
+    const AttachedBody& body = *members[m].body;
     std::string label = fmt::format("{}_{}_end", name, m);
     bool jumps = false;
-    out += "  " + body.comment + "\n  {  /* " + originals[m] + " */\n";
+    out += "  " + body.comment + "\n  {  /* " + originals[m] +
+           (members[m].moved ? ", moved here from its own tracepoint" : "") + " */\n";
     // Each body starts from a record pointer clang cannot relate to the previous body's: it
     // would otherwise keep `args + offset` of a field two bodies read in a register, and the
     // verifier refuses a load through a modified context pointer.
     if (m > 0) out += "    BPFQL_OPAQUE(args);\n";
+    if (members[m].moved) {
+      out += home_guard(*body.home, label);
+      jumps = true;
+      // The same record, read as its own tracepoint's (the layouts agree: SyscallHome).
+      out += fmt::format("    struct {0} *args = (struct {0} *)bpfql_record;\n", own_tags[m]);
+      out += "    BPFQL_OPAQUE(args);\n";
+    }
     for (const auto& l : body.lines) {
       if (std::find(hoisted.begin(), hoisted.end(), trim(l)) != hoisted.end()) continue;
       std::string text = l;
@@ -96,42 +134,108 @@ const std::vector<std::string>& hoistable_reads() {
   return reads;
 }
 
+std::optional<SyscallHome> syscall_home(const TracepointFormat& format,
+                                        std::optional<int> compat_offset) {
+  if (format.category != "syscalls" || !compat_offset) return std::nullopt;
+  bool enter = format.name.starts_with("sys_enter_");
+  if (!enter && !format.name.starts_with("sys_exit_")) return std::nullopt;
+  auto nr = native_syscall_number(std::string_view(format.name).substr(enter ? 10 : 9));
+  if (!nr) return std::nullopt;
+  for (const auto& f : format.fields) {
+    bool fits;
+    if (f.name.starts_with("common_"))
+      fits = f.offset + f.size <= 8;
+    else if (f.name == "__syscall_nr")  // the low half of raw_syscalls' `long id`
+      fits = f.offset == 8 && f.size == 4;
+    else if (enter)  // an argument: one of raw_syscalls' `unsigned long args[6]`
+      fits = f.size == 8 && f.offset >= 16 && f.offset + f.size <= 64 && f.offset % 8 == 0;
+    else
+      fits = f.name == "ret" && f.offset == 16 && f.size == 8;
+    if (!fits) return std::nullopt;
+  }
+  return SyscallHome{enter ? "raw_syscalls:sys_enter" : "raw_syscalls:sys_exit", *nr,
+                     *compat_offset};
+}
+
+bool raw_syscalls_record(const TracepointFormat& format) {
+  if (format.category != "raw_syscalls" || (format.name != "sys_enter" && format.name != "sys_exit"))
+    return false;
+  bool enter = format.name == "sys_enter";
+  const TracepointField* id = format.field("id");
+  const TracepointField* rest = format.field(enter ? "args" : "ret");
+  return id && id->offset == 8 && id->size == 8 && rest && rest->offset == 16 &&
+         rest->size == (enter ? 48 : 8);
+}
+
 std::string fuse_by_attach_point(const std::vector<AttachedBody>& bodies, Plan& plan,
                                  ProgramState& state) {
-  // By tracepoint, in the order of first use; then by query.
-  std::vector<std::string> order;
-  std::map<std::string, std::map<size_t, std::vector<const AttachedBody*>>> groups;
-  for (const auto& b : bodies) {
+  auto fusable = [&](const AttachedBody& b) {
     const PlanAttach& a = plan.queries[b.query].attaches[b.attach];
-    if (a.kind != ProbeKind::Tracepoint || a.tracepoint.empty()) continue;
-    if (a.attach_cookie) continue;  // its cookie is its own probe index: a program of its own
-    if (!state.tracepoints.count(a.tracepoint)) continue;
-    auto [it, first] = groups.try_emplace(a.tracepoint);
-    if (first) order.push_back(a.tracepoint);
-    it->second[b.query].push_back(&b);
+    // An attach with a cookie takes its own probe index from it: a program of its own.
+    return a.kind == ProbeKind::Tracepoint && !a.tracepoint.empty() && !a.attach_cookie &&
+           state.tracepoints.count(a.tracepoint);
+  };
+  // The bodies each query has on each tracepoint where it stays, and the moves it could make.
+  std::map<std::string, std::map<size_t, int>> staying, moving;
+  for (const auto& b : bodies) {
+    if (!fusable(b)) continue;
+    ++staying[plan.queries[b.query].attaches[b.attach].tracepoint][b.query];
+    if (b.home) ++moving[b.home->tracepoint][b.query];
+  }
+  // A body moves to its home where another query's only body there reads the raw_syscalls record
+  // (so the home is traced anyway), and where its own query has no other body.
+  auto moves = [&](const AttachedBody& b) {
+    if (!b.home || !state.tracepoints.count(b.home->tracepoint) ||
+        !state.tracepoints.at(b.home->tracepoint).readable.count("id"))
+      return false;
+    const std::string& home = b.home->tracepoint;
+    if (staying[home].count(b.query) || moving[home][b.query] != 1) return false;
+    return std::any_of(bodies.begin(), bodies.end(), [&](const AttachedBody& other) {
+      return fusable(other) && other.raw_syscalls && other.query != b.query &&
+             plan.queries[other.query].attaches[other.attach].tracepoint == home &&
+             staying[home][other.query] == 1;
+    });
+  };
+  // By tracepoint (a moved body's home), in the order of first use; then by query.
+  std::vector<std::string> order;
+  std::map<std::string, std::map<size_t, std::vector<Member>>> groups;
+  for (const auto& b : bodies) {
+    if (!fusable(b)) continue;
+    Member member{&b, moves(b)};
+    const std::string& tracepoint =
+        member.moved ? b.home->tracepoint : plan.queries[b.query].attaches[b.attach].tracepoint;
+    auto [it, first] = groups.try_emplace(tracepoint);
+    if (first) order.push_back(tracepoint);
+    it->second[b.query].push_back(member);
   }
   std::string out;
   int fused = 0;
   for (const auto& tracepoint : order) {
-    std::vector<const AttachedBody*> members;
+    std::vector<Member> members;
     for (const auto& [query, of_query] : groups[tracepoint])
       if (of_query.size() == 1) members.push_back(of_query.front());
-    if (members.size() < 2) continue;
+    if (members.size() < 2) continue;  // a moved body always has company (moves())
     std::string name = fmt::format("fused{}", fused++);
     bool raw_ok = true;
-    for (const AttachedBody* b : members)
-      raw_ok = raw_ok && plan.queries[b->query].attaches[b->attach].raw_tracepoint_ok;
-    std::vector<std::string> originals;
-    for (const AttachedBody* b : members) {
-      PlanAttach& a = plan.queries[b->query].attaches[b->attach];
+    for (const Member& m : members)
+      raw_ok = raw_ok && !m.moved &&
+               plan.queries[m.body->query].attaches[m.body->attach].raw_tracepoint_ok;
+    std::vector<std::string> originals, own_tags;
+    for (const Member& m : members) {
+      PlanAttach& a = plan.queries[m.body->query].attaches[m.body->attach];
       originals.push_back(a.function);
+      own_tags.push_back(m.moved ? state.tracepoints.at(a.tracepoint).tag : "");
+      if (m.moved) {
+        state.tracepoints_used.insert(a.tracepoint);  // its body reads through that struct
+        a.tracepoint = tracepoint;
+      }
       a.function = name;
       a.raw_tracepoint_ok = raw_ok;
     }
     const std::string& tag = state.tracepoints.at(tracepoint).tag;
     state.tracepoints_used.insert(tracepoint);
     use_helper(state.helpers, CHelper::Opaque);
-    out += "\n" + fused_function(name, tracepoint, tag, members, originals, state.dialect);
+    out += "\n" + fused_function(name, tracepoint, tag, members, originals, own_tags, state.dialect);
   }
   return out;
 }

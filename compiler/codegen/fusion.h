@@ -6,6 +6,7 @@
 // per query.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,12 +16,37 @@
 
 namespace bpfql::codegen {
 
+// Where a body on syscalls:sys_enter_NAME (sys_exit_NAME) can run instead: in the program on
+// raw_syscalls:sys_enter (sys_exit), which every system call passes through anyway when another
+// query traces it. The kernel runs both kinds of event from the same tracepoint, and their
+// records agree byte for byte where a syscalls:* body reads (the number at offset 8, the
+// arguments or the return value from 16), so the body runs unchanged behind two tests: the
+// number is NAME's, and the call is no 32-bit one (which syscalls:* events leave out, and which
+// raw_syscalls sees under its 32-bit number). Moved, the body no longer needs the syscalls:*
+// event attached at all: the kernel builds no second record and runs no second program for it.
+struct SyscallHome {
+  std::string tracepoint;  // "raw_syscalls:sys_enter" or "raw_syscalls:sys_exit"
+  int64_t nr = -1;         // NAME's number (x86_64)
+  int compat_offset = -1;  // task_struct's thread_info.status, whose TS_COMPAT bit marks the call
+};
+
+// The home of a body on `format` (a syscalls:* tracepoint) whose query found `compat_offset`
+// (CheckedQuery::syscall_compat_offset); nullopt for any other tracepoint, a system call without
+// a known number, or a record laid out otherwise than the raw_syscalls one's.
+std::optional<SyscallHome> syscall_home(const TracepointFormat& format,
+                                        std::optional<int> compat_offset);
+
+// Whether `format` is raw_syscalls:sys_enter or sys_exit laid out as syscall_home() expects.
+bool raw_syscalls_record(const TracepointFormat& format);
+
 // The statements one query's function runs at one attach point (FunctionGen::body_lines()).
 struct AttachedBody {
   size_t query = 0;   // index into Plan::queries
   size_t attach = 0;  // index into that query's attaches
   std::string comment;  // "query 'x' (file:line): tracepoint:..."
   std::vector<std::string> lines;
+  std::optional<SyscallHome> home;  // it may run on raw_syscalls instead (above)
+  bool raw_syscalls = false;        // it runs on raw_syscalls, whose record is as home expects
 };
 
 // Declarations a body may open with that read the same thing in every query (a helper with no
@@ -30,7 +56,9 @@ const std::vector<std::string>& hoistable_reads();
 
 // Groups the bodies of different queries attached to the same tracepoint; for each group of two
 // or more queries, writes one function running them all in query order and points those
-// queries' attaches at it (raw tracepoint only if every body can run as one). A query with two
+// queries' attaches at it (raw tracepoint only if every body can run as one). A body with a
+// SyscallHome joins the group of its home where a body of another query runs there already, and
+// its attach moves there (unless its query has another body there). A query with two
 // functions on one tracepoint (a span whose begin and end are the same probe) keeps its own
 // programs there: their order is the query's. Returns the fused functions' text ("" if none);
 // adds the tracepoints whose struct they name to `state.tracepoints_used`.

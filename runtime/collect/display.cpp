@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "runtime/collect/names.h"
-#include "runtime/collect/syscall_names.h"
+#include "compiler/syscall_names.h"
 
 namespace bpfql {
 namespace {

@@ -150,4 +150,83 @@ TEST_CASE("fused bodies copying the same char[] field load (a stack key next to 
 }
 
 }  // namespace
+
+// getppid 1000, close(-1) 300, 32-bit read(-1) 200 (32-bit number 3: close's 64-bit one), reads
+// of 7 bytes 200.
+const std::vector<std::string> kSyscallsWorkload = {"getppid", "1000", "close-bad", "300",
+                                                    "ia32-read", "200", "read", "200", "7"};
+
+int64_t calls_of(const TraceRun& run, const std::string& query, const std::string& column = "calls") {
+  json rows = final_rows(run, query);
+  REQUIRE_MESSAGE(rows.size() == 1, query << ": " << rows.dump());
+  return as_int(rows[0][column]);
+}
+
+TEST_CASE("syscalls:* bodies run in the raw_syscalls programs: the same counts, no 32-bit calls, "
+          "and no syscalls:* event attached") {
+  BPFQL_REQUIRE_ROOT();
+  REQUIRE_MESSAGE(std::string(BPFTOOL_BINARY) != "", "bpftool is needed (apt-get install bpftool)");
+  const std::vector<std::string> moved = {"fuse-close.yml", "fuse-close-failed.yml",
+                                          "fuse-read-span.yml"};
+  // Alone, each on its own syscalls:* tracepoints.
+  std::map<std::string, std::pair<int64_t, int64_t>> alone;
+  for (const std::string& file : moved) {
+    TraceRun run = trace({.queries = {query_file(file)}, .workload = kSyscallsWorkload});
+    REQUIRE_MESSAGE(run.status.exited_with(0), run.err);
+    std::string name = file.substr(0, file.size() - 4);
+    std::string second = name == "fuse-close" ? "calls" : name == "fuse-read-span" ? "bytes" : "total";
+    alone[name] = {calls_of(run, name), calls_of(run, name, second)};
+  }
+  CHECK(alone["fuse-close"].first == 300);  // the 32-bit calls are not close()s
+  CHECK(alone["fuse-close-failed"] == std::pair<int64_t, int64_t>{300, -9 * 300});
+  CHECK(alone["fuse-read-span"] == std::pair<int64_t, int64_t>{200, 7 * 200});
+
+  std::vector<std::string> files = {query_file("fuse-by-call.yml"), query_file("fuse-exit-errors.yml")};
+  for (const std::string& file : moved) files.push_back(query_file(file));
+  std::vector<std::string> perf;
+  TraceRun together = trace({.queries = files, .workload = kSyscallsWorkload,
+                             .while_tracing = [&](const Process& bpfql) {
+                               perf = perf_attaches_of(bpfql.pid());
+                             }});
+  REQUIRE_MESSAGE(together.status.exited_with(0), together.err);
+  CHECK(calls_of(together, "fuse-close") == alone["fuse-close"].first);
+  CHECK(calls_of(together, "fuse-close-failed") == alone["fuse-close-failed"].first);
+  CHECK(calls_of(together, "fuse-close-failed", "total") == alone["fuse-close-failed"].second);
+  CHECK(calls_of(together, "fuse-read-span") == alone["fuse-read-span"].first);
+  CHECK(calls_of(together, "fuse-read-span", "bytes") == alone["fuse-read-span"].second);
+  // raw_syscalls sees the 32-bit calls, under number 3: close.
+  json by_call = final_rows(together, "fuse-by-call");
+  CHECK(as_int(row_where(by_call, {{"call", "close"}})["calls"]) == 300 + 200);
+  CHECK(as_int(row_where(by_call, {{"call", "read"}})["calls"]) == 200);
+  CHECK(as_int(row_where(final_rows(together, "fuse-exit-errors"), {{"call", "close"}})["calls"]) ==
+        300 + 200);
+  // One program on each raw_syscalls tracepoint, and none on syscalls:*.
+  INFO("bpftool perf list of bpfql: " << json(perf).dump());
+  REQUIRE(perf.size() == 2);
+  std::vector<std::string> tracepoints;
+  for (const auto& p : perf) tracepoints.push_back(p.substr(0, p.find(':')));
+  std::sort(tracepoints.begin(), tracepoints.end());
+  CHECK(tracepoints == std::vector<std::string>{"sys_enter", "sys_exit"});
+}
+
+TEST_CASE("a syscalls:* query with no raw_syscalls query beside it keeps its own tracepoint") {
+  BPFQL_REQUIRE_ROOT();
+  REQUIRE_MESSAGE(std::string(BPFTOOL_BINARY) != "", "bpftool is needed (apt-get install bpftool)");
+  std::vector<std::string> perf;
+  TraceRun run = trace({.queries = {query_file("fuse-close.yml"), query_file("fuse-close-failed.yml")},
+                        .workload = kSyscallsWorkload,
+                        .while_tracing = [&](const Process& bpfql) {
+                          perf = perf_attaches_of(bpfql.pid());
+                        }});
+  REQUIRE_MESSAGE(run.status.exited_with(0), run.err);
+  CHECK(calls_of(run, "fuse-close") == 300);
+  CHECK(calls_of(run, "fuse-close-failed") == 300);
+  INFO("bpftool perf list of bpfql: " << json(perf).dump());
+  REQUIRE(perf.size() == 2);
+  std::vector<std::string> tracepoints;
+  for (const auto& p : perf) tracepoints.push_back(p.substr(0, p.find(':')));
+  std::sort(tracepoints.begin(), tracepoints.end());
+  CHECK(tracepoints == std::vector<std::string>{"sys_enter_close", "sys_exit_close"});
+}
+
 }  // namespace bpfql::test

@@ -13,7 +13,8 @@ FixtureCatalog::FixtureCatalog(std::string tracepoint_dir)
     : tracepoints_(std::move(tracepoint_dir)),
       binaries_(default_binaries()),
       member_offsets_{{{"task_struct", "tgid"}, 1268}, {{"task_struct", "real_parent"}, 1280},
-                      {{"task_struct", "comm"}, 1936}} {}
+                      {{"task_struct", "comm"}, 1936}, {{"task_struct", "thread_info"}, 0},
+                      {{"thread_info", "status"}, 16}} {}
 
 std::vector<FakeBinary> FixtureCatalog::default_binaries() {
   FakeBinary libc{"/usr/lib/x86_64-linux-gnu/libc.so.6",

@@ -60,8 +60,9 @@ class FixtureCatalog : public KernelCatalog {
   std::vector<UsdtProbeInfo> usdt_probes(const std::string& binary_path) const override;
   std::vector<std::string> function_symbols(const std::string& binary_path) const override;
 
-  // Starts with task_struct.tgid = 1268 and task_struct.real_parent = 1280 (the BTF of the
-  // fixtures' kernel, 6.18.44); nullopt removes a member.
+  // Starts with task_struct.tgid = 1268, real_parent = 1280, comm = 1936 and thread_info = 0,
+  // and thread_info.status = 16 (the BTF of the fixtures' kernel, 6.18.44); nullopt removes a
+  // member.
   void set_kernel_member_offset(std::string struct_name, std::string member,
                                 std::optional<int> offset);
   std::optional<int> kernel_member_offset(std::string_view struct_name,

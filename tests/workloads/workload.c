@@ -76,6 +76,10 @@
 //   recurse D N          N calls of bpfql_wl_recurse(D, 1), which calls itself with depth D-1
 //                        down to 0 (not a tail call: each depth is a frame of its own); the call
 //                        of depth d returns d + 1000 * tag (tag: its second argument)
+//   close-bad N          N close(-1) calls (system call 3), each failing with EBADF
+//   ia32-read N          N 32-bit read(-1, ...) calls (int $0x80, 32-bit number 3, which is
+//                        close's 64-bit number), each failing with EBADF: raw_syscalls sees them
+//                        under id 3, syscalls:* events leave them out
 //   recurse-signal D H   one bpfql_wl_recurse(D, 1) whose innermost call (depth 0) raises
 //                        SIGUSR1; the handler, on the same stack below it, makes the calls
 //                        bpfql_wl_recurse(H, 2) .. depth 0 while those of tag 1 are in flight
@@ -146,6 +150,33 @@ static void do_getppid(long n) {
 
 static void do_getpid(long n) {
   for (long i = 0; i < n; ++i) syscall(SYS_getpid);
+}
+
+static void do_close_bad(long n) {
+  for (long i = 0; i < n; ++i)
+    if (syscall(SYS_close, -1) != -1 || errno != EBADF) die("close(-1) did not fail with EBADF");
+}
+
+// The 32-bit ABI from a 64-bit process: int $0x80 takes the number in eax and the arguments in
+// ebx, ecx, edx (r8-r11 are not preserved by every kernel).
+static void do_ia32_read(long n) {
+#if defined(__x86_64__)
+  for (long i = 0; i < n; ++i) {
+    long ret;
+    __asm__ volatile("int $0x80"
+                     : "=a"(ret)
+                     : "a"(3L), "b"(-1L), "c"(0L), "d"(0L)
+                     : "memory", "r8", "r9", "r10", "r11");
+    if ((int)ret != -EBADF) {
+      errno = ret < 0 ? (int)-ret : 0;
+      die("32-bit read(-1) did not fail with EBADF (no 32-bit system calls here?)");
+    }
+  }
+#else
+  (void)n;
+  errno = ENOSYS;
+  die("ia32-read: x86_64 only");
+#endif
 }
 
 static void do_getppid_paced(long n, long ms) {
@@ -628,7 +659,8 @@ static int parse_steps(int argc, char** argv, struct step* steps, int max_steps)
     if (!strcmp(name, "getppid") || !strcmp(name, "getpid") || !strcmp(name, "read-sizes") ||
         !strcmp(name, "fork") || !strcmp(name, "spin") || !strcmp(name, "child-getppid") ||
         !strcmp(name, "threads") || !strcmp(name, "pingpong") || !strcmp(name, "free") ||
-        !strcmp(name, "contend") || !strcmp(name, "accept") || !strcmp(name, "udp-loop")) {
+        !strcmp(name, "contend") || !strcmp(name, "accept") || !strcmp(name, "udp-loop") ||
+        !strcmp(name, "close-bad") || !strcmp(name, "ia32-read")) {
       args_needed = 1;
     } else if (!strcmp(name, "getppid-paced") || !strcmp(name, "read") || !strcmp(name, "write") ||
                !strcmp(name, "openat") || !strcmp(name, "open-missing") || !strcmp(name, "mixed") ||
@@ -687,6 +719,8 @@ static void run_step(struct step* s, int zero_fd, int null_fd) {
   const char* name = s->name;
   if (!strcmp(name, "getppid")) do_getppid(s->a);
   else if (!strcmp(name, "getpid")) do_getpid(s->a);
+  else if (!strcmp(name, "close-bad")) do_close_bad(s->a);
+  else if (!strcmp(name, "ia32-read")) do_ia32_read(s->a);
   else if (!strcmp(name, "getppid-paced")) do_getppid_paced(s->a, s->b);
   else if (!strcmp(name, "read")) do_read(zero_fd, s->a, s->b, s->buf);
   else if (!strcmp(name, "read-sizes")) do_read_sizes(zero_fd, s->a, s->buf);

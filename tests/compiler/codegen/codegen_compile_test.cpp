@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <sstream>
 
@@ -390,9 +391,13 @@ queries:
   ebpf::BPF bpf;
   auto status = bpf.init(plan->c_source);
   REQUIRE_MESSAGE(status.ok(), status.msg());
-  REQUIRE(bpf.attach_tracepoint("syscalls:sys_enter_read", "q0_p0").ok());
-  REQUIRE(bpf.attach_tracepoint("raw_syscalls:sys_enter", "q1_p0").ok());
-  REQUIRE(bpf.attach_tracepoint("syscalls:sys_exit_read", "q2_p0").ok());
+  // Where the plan says: sizes' body runs in strings' program on raw_syscalls:sys_enter (fusion.h).
+  CHECK(plan->queries[0].attaches[0].tracepoint == "raw_syscalls:sys_enter");
+  std::set<std::pair<std::string, std::string>> attached;
+  for (const auto& q : plan->queries)
+    for (const auto& a : q.attaches)
+      if (attached.emplace(a.tracepoint, a.function).second)
+        REQUIRE_MESSAGE(bpf.attach_tracepoint(a.tracepoint, a.function).ok(), a.function);
   const std::vector<uint64_t> counts = {
       0, 1, 5, 16, 17, 100, 999, 1000, 5000, 1 << 20, (1ull << 40) + 3};
   // read(-1, NULL, n): the tracepoints see `count` = n, and the return value -EBADF.

@@ -7,6 +7,9 @@
 #include <string>
 
 #include "compiler/codegen/codegen.h"
+#include "compiler/codegen/fusion.h"
+#include "compiler/syntax/query.h"
+#include "compiler/syscall_names.h"
 #include "support/check_helpers.h"
 
 using namespace bpfql;
@@ -140,4 +143,112 @@ TEST_CASE("a span that ends and begins at one probe keeps its program: fused, it
     REQUIRE(end != std::string::npos);
     CHECK(c.find("q0_p0_begin(args);", end) != std::string::npos);
   }
+}
+
+namespace {
+
+const std::string kExit = "tracepoint:raw_syscalls:sys_exit";
+
+const PlanAttach& only_attach(const Plan& plan, size_t query) {
+  REQUIRE(plan.queries.at(query).attaches.size() == 1);
+  return plan.queries[query].attaches[0];
+}
+
+Plan plan_with(const FixtureCatalog& catalog, const std::string& yaml) {
+  auto file = load_query_text("q.yml", yaml);
+  REQUIRE_MESSAGE(file.has_value(), (file ? "" : file.error().message));
+  auto program = check_file(*file, catalog, {});
+  REQUIRE_MESSAGE(program.has_value(), (program ? "" : program.error().message));
+  auto plan = generate_plan(*program);
+  REQUIRE_MESSAGE(plan.has_value(), (plan ? "" : plan.error().message));
+  return *plan;
+}
+
+}  // namespace
+
+TEST_CASE("system call numbers for syscalls:* names: only where the entry point has the name") {
+  CHECK(native_syscall_number("read") == 0);
+  CHECK(native_syscall_number("close") == 3);
+  CHECK(native_syscall_number("openat") == 257);
+  CHECK(native_syscall_number("getppid") == 110);
+  // Number 4 is `stat` in <asm/unistd_64.h> but runs sys_newstat: an event sys_enter_stat would
+  // be the 32-bit call's.
+  CHECK_FALSE(native_syscall_number("stat"));
+  CHECK_FALSE(native_syscall_number("newstat"));
+  CHECK_FALSE(native_syscall_number("sendfile"));
+  CHECK_FALSE(native_syscall_number("no_such_call"));
+}
+
+TEST_CASE("a syscalls:* body beside a raw_syscalls query runs in its program, behind its number "
+          "and the 32-bit test") {
+  Plan plan = plan_for("queries:\n" + query("a", kExit, "    where: args.ret < 0\n    select: count()\n") +
+                       query("b", "tracepoint:syscalls:sys_exit_read",
+                             "    where: retval > 0\n    select: sum(retval)\n    group_by: comm\n") +
+                       query("c", kEnter, "    select: count()\n    group_by: comm\n") +
+                       query("d", "tracepoint:syscalls:sys_enter_openat",
+                             "    select: count()\n    group_by: str(args.filename) as file\n"));
+  const PlanAttach& a = only_attach(plan, 0);
+  const PlanAttach& b = only_attach(plan, 1);
+  const PlanAttach& c = only_attach(plan, 2);
+  const PlanAttach& d = only_attach(plan, 3);
+  CHECK(b.function == a.function);
+  CHECK(b.tracepoint == "raw_syscalls:sys_exit");  // attached there, not to syscalls:sys_exit_read
+  CHECK(b.spec == "tracepoint:syscalls:sys_exit_read");  // still named as written
+  CHECK(d.function == c.function);
+  CHECK(d.tracepoint == "raw_syscalls:sys_enter");
+  for (const PlanAttach* moved : {&a, &b, &c, &d}) CHECK_FALSE(moved->raw_tracepoint_ok);
+  for (const std::string& text : {plan.c_source, plan.c_plain}) {
+    CHECK(count_of(text, "if (args->id != 0) goto") == 1);    // read
+    CHECK(count_of(text, "if (args->id != 257) goto") == 1);  // openat
+    CHECK(count_of(text, "(void *)(bpfql_task + 16));") == 2);  // thread_info.status
+    CHECK(count_of(text, "if (bpfql_status & 0x0002) goto") == 2);
+    CHECK(count_of(text, "struct tp_syscalls_sys_exit_read *args = (struct tp_syscalls_sys_exit_read *)bpfql_record;") == 1);
+    CHECK(count_of(text, "int q1_p0(") + count_of(text, "BPFQL_FUNCTION(q1_p0)") == 0);  // no program of its own
+  }
+}
+
+TEST_CASE("syscalls:* bodies keep their own tracepoint where nothing traces raw_syscalls") {
+  Plan plan = plan_for("queries:\n" +
+                       query("a", "tracepoint:syscalls:sys_enter_openat", "    select: count()\n") +
+                       query("b", "tracepoint:syscalls:sys_enter_openat",
+                             "    select: count()\n    group_by: comm\n") +
+                       query("c", "tracepoint:syscalls:sys_exit_read", "    select: count()\n"));
+  CHECK(only_attach(plan, 0).tracepoint == "syscalls:sys_enter_openat");
+  CHECK(only_attach(plan, 0).function == only_attach(plan, 1).function);  // fused where they are
+  CHECK(only_attach(plan, 2).tracepoint == "syscalls:sys_exit_read");
+  CHECK(plan.c_source.find("bpfql_record") == std::string::npos);
+}
+
+TEST_CASE("a syscalls:* body does not move when its query has another body there, takes a kernel "
+          "stack, or the kernel's BTF has no thread_info.status") {
+  // The query's two probes would both land on raw_syscalls:sys_enter.
+  Plan two = plan_for("queries:\n" + query("a", kEnter, "    select: count()\n") +
+                      "  - name: b\n    probe: [tracepoint:syscalls:sys_enter_read, "
+                      "tracepoint:syscalls:sys_enter_openat]\n    select: count()\n");
+  for (const auto& attach : two.queries[1].attaches) CHECK(attach.tracepoint.starts_with("syscalls:"));
+  // A stack taken on raw_syscalls would show that tracepoint's frames.
+  Plan stack = plan_for("queries:\n" + query("a", kEnter, "    select: count()\n") +
+                        query("b", "tracepoint:syscalls:sys_enter_read",
+                              "    select: count()\n    group_by: kstack\n"));
+  CHECK(only_attach(stack, 1).tracepoint == "syscalls:sys_enter_read");
+  // Without the offset the body cannot tell 32-bit calls apart.
+  FixtureCatalog no_btf;
+  no_btf.set_kernel_member_offset("thread_info", "status", std::nullopt);
+  Plan blind = plan_with(no_btf, "queries:\n" + query("a", kEnter, "    select: count()\n") +
+                                     query("b", "tracepoint:syscalls:sys_enter_read",
+                                           "    select: count()\n"));
+  CHECK(only_attach(blind, 1).tracepoint == "syscalls:sys_enter_read");
+  CHECK(only_attach(blind, 1).function != only_attach(blind, 0).function);
+}
+
+TEST_CASE("a span from syscalls:sys_enter_read to sys_exit_read moves both sides") {
+  Plan plan = plan_for("queries:\n" + query("a", kEnter, "    select: count()\n") +
+                       query("b", kExit, "    select: count()\n") +
+                       "  - name: c\n    span:\n      begin: tracepoint:syscalls:sys_enter_read\n"
+                       "      end: tracepoint:syscalls:sys_exit_read\n"
+                       "    select: hist(duration)\n");
+  REQUIRE(plan.queries[2].attaches.size() == 2);
+  std::set<std::string> where;
+  for (const auto& attach : plan.queries[2].attaches) where.insert(attach.tracepoint);
+  CHECK(where == std::set<std::string>{"raw_syscalls:sys_enter", "raw_syscalls:sys_exit"});
 }

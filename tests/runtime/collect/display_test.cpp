@@ -9,7 +9,7 @@
 #include <string>
 
 #include "runtime/collect/byte_text.h"
-#include "runtime/collect/syscall_names.h"
+#include "compiler/syscall_names.h"
 
 using namespace bpfql;
 
