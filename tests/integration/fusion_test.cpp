@@ -229,4 +229,41 @@ TEST_CASE("a syscalls:* query with no raw_syscalls query beside it keeps its own
   CHECK(tracepoints == std::vector<std::string>{"sys_enter_close", "sys_exit_close"});
 }
 
+TEST_CASE("a streaming syscalls:* query moved into the raw_syscalls program prints each event once") {
+  BPFQL_REQUIRE_ROOT();
+  TempDir dir;
+  std::string q = dir.write("opened.yml", R"(params:
+  pid: {type: int}
+queries:
+  - name: opened
+    probe: tracepoint:syscalls:sys_enter_openat
+    where: pid == $pid
+    select: [str(args.filename) as file, args.flags as flags]
+  - name: calls
+    probe: tracepoint:raw_syscalls:sys_enter
+    where: pid == $pid
+    select: count() as calls
+    group_by: syscall(args.id) as call
+)");
+  std::string made = dir.file("made");
+  std::vector<std::string> perf;
+  TraceRun run = trace({.queries = {q}, .workload = {"openat", "9", made},
+                        .while_tracing = [&](const Process& bpfql) {
+                          perf = perf_attaches_of(bpfql.pid());
+                        }});
+  REQUIRE_MESSAGE(run.status.exited_with(0), run.err);
+  std::vector<json> events = events_of(run, "opened");
+  int64_t of_made = 0;
+  for (const json& e : events)
+    if (e["file"] == made) {
+      ++of_made;
+      CHECK(as_int(e["flags"]) == 0100);  // O_RDONLY|O_CREAT
+    }
+  CHECK(of_made == 9);
+  CHECK(as_int(row_where(final_rows(run, "calls"), {{"call", "openat"}})["calls"]) >= 9);
+  INFO("bpftool perf list of bpfql: " << json(perf).dump());
+  REQUIRE(perf.size() == 1);
+  CHECK(perf[0].starts_with("sys_enter:"));
+}
+
 }  // namespace bpfql::test
