@@ -5,7 +5,7 @@ Times a fixed multi-process, syscall-heavy workload (macro_workload) with nothin
 every aggregating library query served at once by `bpfql serve`, and with the same queries as
 bpftrace scripts (one bpftrace per query, all at once). Reports throughput lost, the tracers'
 CPU and RSS, bpfql's idle CPU (--floor: and the kernel's floor, an empty program on every probe
-of the set), and the cost per event as the number of queries grows: the
+of the set, and on the probes bpfql attaches), and the cost per event as the number of queries grows: the
 library's first 1, 5, 10, all queries served by one bpfql, and N queries on the same tracepoint
 (raw_syscalls:sys_enter), fused into one program by one bpfql or run unfused by N bpfqls.
 
@@ -26,6 +26,11 @@ LIBRARY = ["syscalls/top", "syscalls/by-name", "hosting/top-users", "syscalls/er
            "mm/page-allocs", "process/signals", "net/send-bytes", "net/tcp-states",
            "net/tcp-retransmits", "block/io-by-process", "block/io-size", "process/cpu-profile"]
 
+
+# The two floors (--floor): empty programs on every probe the queries name, and on those bpfql
+# attaches (without the syscalls:* events, whose bodies run in its raw_syscalls programs).
+FLOOR_NAMED = "floor: empty programs on every probe the queries name"
+FLOOR_BPFQL = "floor: empty programs on the probes bpfql attaches"
 
 # BCC's Python module comes with the distribution's python3 (python3-bpfcc), not a pyenv one.
 BCC_PYTHON = os.environ.get("BCC_PYTHON", "/usr/bin/python3")
@@ -200,7 +205,8 @@ def main():
     ap.add_argument("--no-bcc", action="store_true")
     ap.add_argument("--no-curve", action="store_true", help="only the three side-by-side modes")
     ap.add_argument("--floor", action="store_true",
-                    help="also time the workload with an empty program on every probe of the set (floor.bt)")
+                    help="also time the workload with an empty program on every probe of the set (floor.bt), "
+                         "and on the probes bpfql attaches (floor.bt without syscalls:*)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "macro.md"))
     args = ap.parse_args()
     build = find_build(args.build)
@@ -211,7 +217,25 @@ def main():
         load_start = f.read().split()[:3]
     rows = {}
 
-    none, _, _ = timed(build, args, [])
+    # Each mode is measured against the workload with nothing attached just before it and just
+    # after it (the mean of the two): on a shared VM the bare workload drifts by a quarter within
+    # minutes, and one baseline for the whole run moves every ratio with it.
+    nones = []
+
+    def bare():
+        # The first workload run after a pause is slower (here 0.67 s against 0.56-0.59 after
+        # it): one run first, not counted.
+        workload(build, args.procs, args.iters)
+        s, _, _ = timed(build, args, [])
+        nones.append(s)
+        return s
+
+    def bracketed(label, measure):
+        before = bare()
+        measure()
+        rows[label]["none_s"] = (before + bare()) / 2
+
+    none = bare()
     rows["none"] = {"s": none}
 
     def served(files, label, port):
@@ -238,36 +262,46 @@ def main():
         finally:
             stop([p])
 
-    served(queries, "bpfql serve (all)", args.port)
+    bracketed("bpfql serve (all)", lambda: served(queries, "bpfql serve (all)", args.port))
     if args.floor:
-        # What tracing these events costs the kernel at all, whatever the programs do.
-        procs = start_bpftrace([os.path.join(HERE, "floor.bt")])
+        # What tracing these events costs the kernel at all, whatever the programs do: on every
+        # probe the queries name (what the BCC set and bpftrace attach), and on those bpfql
+        # attaches (its syscalls:* bodies run in its raw_syscalls programs: compiler/codegen/README.md).
+        with tempfile.TemporaryDirectory() as d:
+            own = os.path.join(d, "floor-bpfql.bt")
+            with open(os.path.join(HERE, "floor.bt")) as f, open(own, "w") as out:
+                out.writelines(l for l in f if not l.startswith("tracepoint:syscalls:"))
+            def floor_of(label, script):
+                procs = start_bpftrace([script])
+                try:
+                    s, _, _ = timed(build, args, [])
+                    rows[label] = {"s": s, "queries": 0}
+                finally:
+                    stop(procs)
+
+            for label, script in ((FLOOR_NAMED, os.path.join(HERE, "floor.bt")), (FLOOR_BPFQL, own)):
+                bracketed(label, lambda: floor_of(label, script))
+
+    def traced_by(label, procs):
         try:
-            s, _, _ = timed(build, args, [])
-            rows["floor: empty programs on the same probes"] = {"s": s, "queries": 0}
+            pids = [p.pid for p in procs]
+            rss = sum(rss_kb(p) for p in pids)
+            s, cpu, wall = timed(build, args, pids)
+            rows[label] = {"s": s, "cpu_pct": cpu / (wall * 1e9) * 100,
+                           "rss_mb": max(rss, sum(rss_kb(p) for p in pids)) / 1024,
+                           "queries": len(LIBRARY)}
         finally:
             stop(procs)
+
     if not args.no_bpftrace:
-        procs = start_bpftrace(bpftrace_scripts(LIBRARY))
-        try:
-            pids = [p.pid for p in procs]
-            rss = sum(rss_kb(p) for p in pids)
-            s, cpu, wall = timed(build, args, pids)
-            rows["bpftrace (all, one per query)"] = {"s": s, "cpu_pct": cpu / (wall * 1e9) * 100,
-                                                     "rss_mb": rss / 1024, "queries": len(LIBRARY)}
-        finally:
-            stop(procs)
+        bracketed("bpftrace (all, one per query)",
+                  lambda: traced_by("bpftrace (all, one per query)",
+                                    start_bpftrace(bpftrace_scripts(LIBRARY))))
     if not args.no_bcc:
-        procs = start_bcc(LIBRARY)
-        try:
-            pids = [p.pid for p in procs]
-            rss = sum(rss_kb(p) for p in pids)
-            s, cpu, wall = timed(build, args, pids)
-            rows["hand-written BCC (all, one per query)"] = {
-                "s": s, "cpu_pct": cpu / (wall * 1e9) * 100,
-                "rss_mb": max(rss, sum(rss_kb(p) for p in pids)) / 1024, "queries": len(LIBRARY)}
-        finally:
-            stop(procs)
+        bracketed("hand-written BCC (all, one per query)",
+                  lambda: traced_by("hand-written BCC (all, one per query)", start_bcc(LIBRARY)))
+    none = sum(nones) / len(nones)
+    rows["none"] = {"s": none}
 
     curve = []
     for n in ([] if args.no_curve else [int(c) for c in args.counts.split(",")] + [len(LIBRARY)]):
@@ -302,32 +336,37 @@ def main():
     md = [f"# Always-on macro benchmark — {time.strftime('%Y-%m-%dT%H:%M:%S')}", "",
           f"{args.procs} processes × {args.iters} rounds (macro_workload), median of {args.rounds}. "
           f"Load average {' '.join(load_start)} at the start, {' '.join(load_end)} at the end: "
-          "a shared, loaded 2-vCPU machine — compare modes within this run only.", "",
-          "| mode | queries | workload s | throughput lost | time added | tracer CPU (% of a core, while loaded) | RSS MB | first scrape after the workload, CPU ms | idle CPU % (scraped every 15 s, after it) |",
-          "|---|---|---|---|---|---|---|---|---|"]
+          "a shared, loaded 2-vCPU machine — compare modes within this run only. Each mode's loss "
+          "is against the bare workload timed just before and just after it (the mean of the two; "
+          "the none row: the mean of every bare run).", "",
+          "| mode | queries | workload s | bare workload around it, s | throughput lost | time added | tracer CPU (% of a core, while loaded) | RSS MB | first scrape after the workload, CPU ms | idle CPU % (scraped every 15 s, after it) |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
     # Throughput lost (1 - none/with) is the target's measure; it saturates towards 100 % as the
     # tracing grows costlier than the work, so the time each tracer adds (with/none - 1) is shown
     # beside it: the same runs, the cost in the kernel without that compression.
-    lost = {k: 1 - none / r["s"] for k, r in rows.items() if k != "none"}
-    added = {k: r["s"] / none - 1 for k, r in rows.items() if k != "none"}
+    lost = {k: 1 - r["none_s"] / r["s"] for k, r in rows.items() if k != "none"}
+    added = {k: r["s"] / r["none_s"] - 1 for k, r in rows.items() if k != "none"}
     for label, r in rows.items():
         lost_cell = f"{lost[label] * 100:.1f} %" if label in lost else "—"
         added_cell = f"{added[label] * 100:.1f} %" if label in added else "—"
         idle = f"{r['idle_pct']:.2f}" if "idle_pct" in r else "—"
         first = f"{r['first_scrape_ms']:.0f}" if "first_scrape_ms" in r else "—"
-        md.append(f"| {label} | {r.get('queries', 0)} | {r['s']:.3f} | {lost_cell} | {added_cell} | "
+        around = f"{r['none_s']:.3f}" if "none_s" in r else "—"
+        md.append(f"| {label} | {r.get('queries', 0)} | {r['s']:.3f} | {around} | {lost_cell} | {added_cell} | "
                   f"{r.get('cpu_pct', 0):.1f} | {r.get('rss_mb', 0):.0f} | {first} | {idle} |")
     ours = lost.get("bpfql serve (all)")
     for label in ("bpftrace (all, one per query)", "hand-written BCC (all, one per query)"):
         if ours is not None and lost.get(label):
             md.append(f"\nbpfql's loss / {label.split(' (')[0]}'s: {ours / lost[label]:.2f}× "
                       f"(time added: {added['bpfql serve (all)'] / added[label]:.2f}×)")
-    floor = lost.get("floor: empty programs on the same probes")
     bpftrace = lost.get("bpftrace (all, one per query)")
-    if floor is not None and ours and bpftrace:
-        md.append(f"\nThe floor alone (no tool's work, only the kernel's cost of running a program on "
-                  f"every event of these probes) loses {floor * 100:.1f} %: {floor / ours:.2f}× bpfql's "
-                  f"loss and {floor / bpftrace:.2f}× bpftrace's.")
+    for label, what in ((FLOOR_NAMED, "every probe the queries name"),
+                        (FLOOR_BPFQL, "the probes bpfql attaches")):
+        floor = lost.get(label)
+        if floor is not None and ours and bpftrace:
+            md.append(f"\nThe floor on {what} (no tool's work, only the kernel's cost of running a "
+                      f"program on every event there) loses {floor * 100:.1f} %: {floor / ours:.2f}× "
+                      f"bpfql's loss and {floor / bpftrace:.2f}× bpftrace's.")
     md += ["", "Cost per workload round (≈ 8 system calls, and a share of the switches, opens and execs) "
            "added by one `bpfql serve` with the library's first N queries:", "",
            "| queries | ns per round added |", "|---|---|"]
@@ -341,7 +380,7 @@ def main():
     with open(args.out, "w") as f:
         f.write(text)
     with open(os.path.splitext(args.out)[0] + ".json", "w") as f:
-        json.dump({"rows": rows, "curve": curve, "same_probe": same}, f, indent=1)
+        json.dump({"rows": rows, "bare": nones, "curve": curve, "same_probe": same}, f, indent=1)
 
 
 if __name__ == "__main__":
