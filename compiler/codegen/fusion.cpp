@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "compiler/syscall_names.h"
 #include "compiler/text.h"
@@ -28,6 +29,7 @@ size_t first_exit(const std::vector<std::string>& lines) {
 struct Member {
   const AttachedBody* body = nullptr;
   bool moved = false;
+  std::string own_tag;  // moved: the record struct of its own tracepoint, which it reads through
 };
 
 // The reads to do once, at the top of the fused function: each read by two bodies or more, by
@@ -70,12 +72,10 @@ std::string home_guard(const SyscallHome& home, const std::string& label) {
 }
 
 // One fused function over `members` (bodies of different queries, in query order).
-// `originals`: the function each body had alone (named in its block's opening comment);
-// `own_tags`: the record struct each moved body reads through (its own tracepoint's).
+// `originals`: the function each body had alone (named in its block's opening comment).
 std::string fused_function(const std::string& name, const std::string& tracepoint,
                            const std::string& tag, const std::vector<Member>& members,
-                           const std::vector<std::string>& originals,
-                           const std::vector<std::string>& own_tags, Dialect dialect) {
+                           const std::vector<std::string>& originals, Dialect dialect) {
   std::string out = fmt::format(
       "/* tracepoint {}: {} queries in one program, each body in turn (fused: one attach, one "
       "record) */\n",
@@ -99,7 +99,8 @@ std::string fused_function(const std::string& name, const std::string& tracepoin
       out += home_guard(*body.home, label);
       jumps = true;
       // The same record, read as its own tracepoint's (the layouts agree: SyscallHome).
-      out += fmt::format("    struct {0} *args = (struct {0} *)bpfql_record;\n", own_tags[m]);
+      out += fmt::format("    struct {0} *args = (struct {0} *)bpfql_record;\n",
+                         members[m].own_tag);
       out += "    BPFQL_OPAQUE(args);\n";
     }
     for (const auto& l : body.lines) {
@@ -182,26 +183,33 @@ std::string fuse_by_attach_point(const std::vector<AttachedBody>& bodies, Plan& 
     ++staying[plan.queries[b.query].attaches[b.attach].tracepoint][b.query];
     if (b.home) ++moving[b.home->tracepoint][b.query];
   }
-  // A body moves to its home where another query's only body there reads the raw_syscalls record
-  // (so the home is traced anyway), and where its own query has no other body.
+  // The queries whose only body on a raw_syscalls tracepoint reads its record there: the
+  // tracepoint is traced anyway, and a moved body joins that body's group.
+  std::map<std::string, std::set<size_t>> anchors;
+  for (const auto& b : bodies) {
+    const std::string& tracepoint = plan.queries[b.query].attaches[b.attach].tracepoint;
+    if (fusable(b) && b.raw_syscalls && staying[tracepoint][b.query] == 1)
+      anchors[tracepoint].insert(b.query);
+  }
+  // A body moves to its home where another query anchors it, and where its own query has no
+  // other body.
   auto moves = [&](const AttachedBody& b) {
     if (!b.home || !state.tracepoints.count(b.home->tracepoint) ||
         !state.tracepoints.at(b.home->tracepoint).readable.count("id"))
       return false;
     const std::string& home = b.home->tracepoint;
     if (staying[home].count(b.query) || moving[home][b.query] != 1) return false;
-    return std::any_of(bodies.begin(), bodies.end(), [&](const AttachedBody& other) {
-      return fusable(other) && other.raw_syscalls && other.query != b.query &&
-             plan.queries[other.query].attaches[other.attach].tracepoint == home &&
-             staying[home][other.query] == 1;
-    });
+    const std::set<size_t>& others = anchors[home];
+    return others.size() > others.count(b.query);
   };
   // By tracepoint (a moved body's home), in the order of first use; then by query.
   std::vector<std::string> order;
   std::map<std::string, std::map<size_t, std::vector<Member>>> groups;
   for (const auto& b : bodies) {
     if (!fusable(b)) continue;
-    Member member{&b, moves(b)};
+    Member member{&b, moves(b), ""};
+    if (member.moved)
+      member.own_tag = state.tracepoints.at(plan.queries[b.query].attaches[b.attach].tracepoint).tag;
     const std::string& tracepoint =
         member.moved ? b.home->tracepoint : plan.queries[b.query].attaches[b.attach].tracepoint;
     auto [it, first] = groups.try_emplace(tracepoint);
@@ -220,11 +228,10 @@ std::string fuse_by_attach_point(const std::vector<AttachedBody>& bodies, Plan& 
     for (const Member& m : members)
       raw_ok = raw_ok && !m.moved &&
                plan.queries[m.body->query].attaches[m.body->attach].raw_tracepoint_ok;
-    std::vector<std::string> originals, own_tags;
+    std::vector<std::string> originals;
     for (const Member& m : members) {
       PlanAttach& a = plan.queries[m.body->query].attaches[m.body->attach];
       originals.push_back(a.function);
-      own_tags.push_back(m.moved ? state.tracepoints.at(a.tracepoint).tag : "");
       if (m.moved) {
         state.tracepoints_used.insert(a.tracepoint);  // its body reads through that struct
         a.tracepoint = tracepoint;
@@ -235,7 +242,7 @@ std::string fuse_by_attach_point(const std::vector<AttachedBody>& bodies, Plan& 
     const std::string& tag = state.tracepoints.at(tracepoint).tag;
     state.tracepoints_used.insert(tracepoint);
     use_helper(state.helpers, CHelper::Opaque);
-    out += "\n" + fused_function(name, tracepoint, tag, members, originals, own_tags, state.dialect);
+    out += "\n" + fused_function(name, tracepoint, tag, members, originals, state.dialect);
   }
   return out;
 }
