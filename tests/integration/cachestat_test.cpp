@@ -73,10 +73,14 @@ TEST_CASE(
     for (const json& row : print["rows"]) dirtied += as_int(row["folios"]);
   // Every byte read from disk and every byte of the new file entered the page cache once, in
   // folios of one page or more; the write dirtied each of its folios (no writeback in between:
-  // a folio dirtied again while dirty is not counted again).
-  CHECK(bytes == 2 * kFileBytes);
+  // a folio dirtied again while dirty is not counted again). The workload may add a stray page
+  // or two of its own besides (a CI run on a fresh clone: 2 MiB + 8 KiB, bpftrace the same, a
+  // page of its binary or a library read in from disk): exact equality is with bpftrace, below.
+  constexpr int64_t kStray = 16 * 4096;
+  CHECK(bytes >= 2 * kFileBytes);
+  CHECK(bytes <= 2 * kFileBytes + kStray);
   CHECK(folios >= 2);
-  CHECK(folios <= 2 * kFileBytes / 4096);
+  CHECK(folios <= (2 * kFileBytes + kStray) / 4096);
   CHECK(dirtied >= 1);
   CHECK(dirtied <= kFileBytes / 4096);
   CHECK(bpftrace_scalar(reference, "@bytes") == bytes);
