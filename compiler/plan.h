@@ -71,6 +71,10 @@ struct PlanAttach {
   // built). A kernel stack taken from a raw tracepoint would begin with the BPF program and the
   // tracepoint's own functions.
   bool raw_tracepoint_ok = false;
+  // Tracepoint (raw_syscalls): the program reads the raw tracepoint's arguments (the call's
+  // registers, its number or return value) in place of the record, so it runs only as the raw
+  // tracepoint: no fallback to the ordinary one, whose context is the record.
+  bool raw_record = false;
   // Tracepoint: the program takes the `probe` builtin from its BPF cookie
   // (bpf_get_attach_cookie), so one function serves every probe of a wildcard; the runtime
   // attaches it with cookie = probe_index (runtime/load/attach_cookie.h).

@@ -147,7 +147,8 @@ bool Run::attach() {
   if (options_.verbose && attached.raw_tracepoints > 0)
     std::cerr << "bpfql: " << attached.raw_tracepoints << " of " << attached.probes
               << " probes attached as raw tracepoints (their programs read no field of the "
-                 "record, which the kernel then does not build)\n";
+                 "record, or on raw_syscalls read the call's number, result and registers; the "
+                 "kernel then does not build the record)\n";
   if (!attached.error.empty()) {
     say(attached.error);
     interrupted_ = stop_signal_pending();  // attach_all stopped for it

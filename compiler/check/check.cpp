@@ -218,6 +218,30 @@ void find_syscall_compat_offset(const KernelCatalog& catalog, CheckedQuery& q) {
   if (info && status && *info >= 0 && *status >= 0) q.syscall_compat_offset = *info + *status;
 }
 
+// A body on raw_syscalls (or one moved there from syscalls:*) may run as a raw tracepoint, which
+// is handed the system call's registers instead of a record: it reads them at the offsets BTF
+// gives for struct pt_regs. Only where every register is found (x86_64's names).
+void find_syscall_regs(const KernelCatalog& catalog, CheckedQuery& q) {
+  auto on_syscall_events = [](const std::vector<ProbeRef>& probes) {
+    return std::any_of(probes.begin(), probes.end(), [](const ProbeRef& p) {
+      return p.kind == ProbeKind::Tracepoint && p.format &&
+             (p.format->category == "syscalls" || p.format->category == "raw_syscalls");
+    });
+  };
+  if (!on_syscall_events(q.probes) && !(q.span && on_syscall_events(q.span->begin))) return;
+  SyscallRegs regs;
+  const char* names[] = {"di", "si", "dx", "r10", "r8", "r9"};
+  for (size_t i = 0; i < regs.args.size(); ++i) {
+    auto at = catalog.kernel_member_offset("pt_regs", names[i]);
+    if (!at || *at < 0) return;
+    regs.args[i] = *at;
+  }
+  auto nr = catalog.kernel_member_offset("pt_regs", "orig_ax");
+  if (!nr || *nr < 0) return;
+  regs.nr = *nr;
+  q.syscall_regs = regs;
+}
+
 // Comparisons of a string with literals are unrolled, one byte each (compiler/codegen/strings.cpp), and
 // an `in` list folds all of its items into one expression, whose compile time grows faster than
 // its size: measured with clang 14 (plain C) on a busy 2-CPU machine, `in` lists of 4,096
@@ -327,6 +351,7 @@ Result<CheckedQuery> check_query(const QuerySpec& spec, const QueryFile& file,
   if (auto r = collect_entry_values(out); !r) return std::unexpected(r.error());
   if (auto r = find_task_offsets(catalog, out); !r) return std::unexpected(r.error());
   find_syscall_compat_offset(catalog, out);
+  find_syscall_regs(catalog, out);
   if (auto r = check_compared_bytes(out); !r) return std::unexpected(r.error());
   if (out.pid_tree) {
     std::vector<Located> trackers = {{"tracepoint:sched:sched_process_fork", spec.loc},

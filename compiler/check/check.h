@@ -3,6 +3,7 @@
 // everything code generation needs; code generation never sees YAML or the catalog.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -127,6 +128,14 @@ struct TaskOffsets {
   int comm = 0;         // task_struct.comm (char[16]), for pcomm
 };
 
+// Where struct pt_regs keeps what a raw_syscalls raw tracepoint's program reads in place of the
+// record (compiler/codegen/fusion.h): the six argument registers of a 64-bit system call, in
+// order (x86_64: di, si, dx, r10, r8, r9), and orig_ax, its number at the exit.
+struct SyscallRegs {
+  std::array<int, 6> args{};
+  int nr = 0;
+};
+
 struct CheckedQuery {
   std::string name;
   std::string description;
@@ -165,6 +174,10 @@ struct CheckedQuery {
   // body may then run in the program on raw_syscalls:sys_enter/sys_exit (fusion.h), which must
   // leave out the 32-bit calls that syscalls:* never sees.
   std::optional<int> syscall_compat_offset;
+  // From the running kernel's BTF, set when a probe is a syscalls:* or raw_syscalls:*
+  // tracepoint: its body may then run in a raw tracepoint program on raw_syscalls, which reads
+  // the system call's registers where the record would have held them (fusion.h).
+  std::optional<SyscallRegs> syscall_regs;
   // What the checker decided that is no error but may surprise: the fields `select: "*"` left
   // out, and why. `bpfql check -v` prints them.
   std::vector<Diagnostic> notes;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -109,10 +110,43 @@ Result<std::string> probe_function(const CheckedQuery& q, const QueryLayout& lay
   codegen::FunctionGen gen(q, layout, state, env);
   auto text = gen.generate();
   if (!text) return text;
-  auto [it, first] = shared.by_key.emplace(gen.sharing_key(), env.function);
+  // A body that may run on a raw_syscalls tracepoint (on its own, fused or moved there) is
+  // written a second time for its raw tracepoint, reading the call's registers (fusion.h).
+  // A kernel stack taken on raw_syscalls would show its tracepoint's frames, not syscalls:*'s.
+  std::optional<codegen::SyscallHome> home;
+  bool on_raw_syscalls = false;
+  if (probe.kind == ProbeKind::Tracepoint && probe.format && !layout.uses_stacks &&
+      env.begin_index < 0) {
+    home = codegen::syscall_home(*probe.format, q.syscall_compat_offset);
+    on_raw_syscalls = codegen::raw_syscalls_record(*probe.format);
+  }
+  std::optional<codegen::FunctionGen> raw;
+  std::string raw_text;
+  if ((home || on_raw_syscalls) && q.syscall_regs) {
+    ProbeEnv raw_env = env;
+    raw_env.ctx = "ctx";
+    bool enter = home ? home->tracepoint == "raw_syscalls:sys_enter" : probe.format->name == "sys_enter";
+    raw_env.raw_syscall = enter ? codegen::RawSyscall::Enter : codegen::RawSyscall::Exit;
+    raw.emplace(q, layout, state, raw_env);
+    auto generated = raw->generate();
+    if (generated && raw->raw_syscall_ok())
+      raw_text = std::move(*generated);
+    else
+      raw.reset();
+  }
+  // On raw_syscalls itself, a function that reads the record runs as the raw tracepoint: the
+  // kernel then builds no record (the registers a field needs cost less than the record).
+  bool alone_raw = raw && on_raw_syscalls && !gen.raw_tracepoint_ok();
+  const codegen::FunctionGen& chosen = alone_raw ? *raw : gen;
+  if (alone_raw) {
+    text = raw_text;
+    codegen::use_helper(state.helpers, codegen::CHelper::RawSyscalls);
+  }
+  auto [it, first] = shared.by_key.emplace(chosen.sharing_key(), env.function);
   plan.attaches.push_back(attach_of(q, probe, it->second));
   plan.attaches.back().raw_tracepoint_ok =
-      probe.kind == ProbeKind::Tracepoint && gen.raw_tracepoint_ok();
+      probe.kind == ProbeKind::Tracepoint && (alone_raw || gen.raw_tracepoint_ok());
+  plan.attaches.back().raw_record = alone_raw;
   plan.attaches.back().attach_cookie = gen.uses_attach_cookie();
   plan.attaches.back().probe_index = static_cast<uint64_t>(index);
   // A function that ends a span and then begins one runs two parts (each may return early):
@@ -123,11 +157,12 @@ Result<std::string> probe_function(const CheckedQuery& q, const QueryLayout& lay
     body.attach = plan.attaches.size() - 1;
     body.comment = text->substr(0, text->find('\n'));
     body.lines = gen.body_lines();
-    // A kernel stack taken on raw_syscalls would show its tracepoint's frames, not syscalls:*'s.
-    if (probe.kind == ProbeKind::Tracepoint && probe.format && !layout.uses_stacks) {
-      body.home = codegen::syscall_home(*probe.format, q.syscall_compat_offset);
-      body.raw_syscalls = codegen::raw_syscalls_record(*probe.format);
+    if (raw) {
+      body.raw_lines = raw->body_lines();
+      body.syscall_regs = q.syscall_regs;
     }
+    body.home = home;
+    body.raw_syscalls = on_raw_syscalls;
     bodies.push_back(std::move(body));
   }
   if (!first) {

@@ -120,6 +120,8 @@ Result<CValue> FunctionGen::record_element(const Expr& e, const Index& ix) {
     return std::unexpected(unsupported(e, fmt::format("probe '{}' has no array '{}'",
                                                       env_.probe->spec, ix.object->text)));
   reads_record_ = true;
+  // raw_syscalls' args[]: syscall_get_arguments() takes other registers in a 32-bit call.
+  if (env_.raw_syscall != RawSyscall::None) raw_unreadable_ = true;
   std::string type = c_type_of(e.type);
   if (ix.variable) return record_element_chosen(e, ix, *tf);
   uint64_t offset = static_cast<uint64_t>(tf->offset) + ix.at * static_cast<uint64_t>(ix.elem_size);

@@ -7,6 +7,7 @@
 
 #include "compiler/codegen/c_names.h"
 #include "compiler/codegen/function.h"
+#include "compiler/codegen/fusion.h"
 
 namespace bpfql::codegen {
 namespace {
@@ -52,7 +53,41 @@ const TracepointField* FunctionGen::format_field(const std::string& name) const 
 
 std::string FunctionGen::record_field(const std::string& name) {
   reads_record_ = true;
+  if (env_.raw_syscall != RawSyscall::None) {
+    if (auto raw = raw_syscall_field(name)) return *raw;
+    raw_unreadable_ = true;  // the text is not used (raw_syscall_ok)
+  }
   return env_.ctx + "->" + name;
+}
+
+// Where a raw_syscalls raw tracepoint's program finds a record field (ProbeEnv::raw_syscall):
+// the number at sys_enter and the return value at sys_exit are the tracepoint's own arguments;
+// the number at sys_exit (the record's syscall_get_nr()) is regs->orig_ax; the argument a
+// syscalls:sys_enter_NAME record holds at offset 16 + 8i is the i-th argument register of a
+// 64-bit call (syscall_get_arguments()). Registers are read once, at their first use.
+std::optional<std::string> FunctionGen::raw_syscall_field(const std::string& name) {
+  const auto& regs = query_.syscall_regs;
+  bool enter = env_.raw_syscall == RawSyscall::Enter;
+  bool number = name == "id" || name == "__syscall_nr";
+  if (enter && number) return env_.ctx + "->id";
+  if (!enter && name == "ret") return env_.ctx + "->ret";
+  if (!regs) return std::nullopt;
+  if (!enter && number) {
+    std::string read = raw_exit_number_read(*regs);
+    if (once("local:bpfql_exit_nr")) line(read);
+    return std::string("bpfql_exit_nr");
+  }
+  const TracepointField* f = format_field(name);
+  if (!enter || !f || !env_.probe->format || env_.probe->format->category != "syscalls" ||
+      name.starts_with("common_") || f->size != 8 || f->offset < 16 || (f->offset - 16) % 8 ||
+      f->offset >= 16 + 8 * 6)
+    return std::nullopt;
+  int i = (f->offset - 16) / 8;
+  std::string local = fmt::format("bpfql_arg{}", i);
+  if (once("local:" + local))
+    line(fmt::format("u64 {} = bpfql_syscall_reg({}->regs, {});  /* argument {} ({}) */", local,
+                     env_.ctx, regs->args[static_cast<size_t>(i)], i + 1, name));
+  return local;
 }
 
 // A helper's result kept in a local the first time it is needed (at function scope: every

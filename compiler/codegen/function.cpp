@@ -8,6 +8,7 @@
 #include "compiler/buckets.h"
 #include "compiler/codegen/c_names.h"
 #include "compiler/codegen/entry_values.h"
+#include "compiler/codegen/fusion.h"
 #include "compiler/codegen/process_tree.h"
 #include "compiler/check/span.h"
 #include "compiler/syntax/ast_walk.h"
@@ -60,6 +61,8 @@ std::string signature(const ProbeEnv& env, Dialect dialect) {
                                                : "BPFQL_FUNCTION(" + env.function + ")";
   switch (env.probe->kind) {
     case ProbeKind::Tracepoint:
+      if (env.raw_syscall != RawSyscall::None)
+        return fmt::format("{}({} *ctx)", name, raw_syscalls_context(env.raw_syscall == RawSyscall::Enter));
       return fmt::format("{}(struct {} *args)", name, env.tracepoint->tag);
     case ProbeKind::Profile:
     case ProbeKind::Software:

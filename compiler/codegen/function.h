@@ -3,6 +3,7 @@
 // the key or event, then the map updates — and every helper result and string is computed once.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ struct ProbeEnv {
   // the function ends a span, then begins one.
   int begin_index = -1;
   bool inline_part = false;  // written as a static inline part of another function
+  // Written for a raw_syscalls raw tracepoint (ctx "ctx"), reading through query.syscall_regs.
+  // A body of syscalls:* written so reads 64-bit registers: it runs only behind fusion.h's tests.
+  RawSyscall raw_syscall = RawSyscall::None;
 };
 
 // A C integer or boolean expression and the C type of its text.
@@ -49,6 +53,13 @@ class FunctionGen {
   // A cookie is given to a raw tracepoint only by kernels from 6.10: such a function attaches as
   // a tracepoint.
   bool raw_tracepoint_ok() const { return !reads_record_ && !kernel_stack_ && !uses_attach_cookie_; }
+  // After generate() of a function written for a raw_syscalls raw tracepoint (ProbeEnv): whether
+  // every field it reads was found in the tracepoint's arguments or registers, so it can run
+  // there. A field with no such place (common_pid, raw_syscalls' args[], whose registers differ
+  // in a 32-bit call) makes the text unusable: the function then keeps the record.
+  bool raw_syscall_ok() const {
+    return !raw_unreadable_ && !kernel_stack_ && !uses_attach_cookie_;
+  }
   // After generate(): the function takes `probe` from its BPF cookie (PlanAttach::attach_cookie).
   bool uses_attach_cookie() const { return uses_attach_cookie_; }
   // After generate(): two functions of a query with equal keys are the same program, so one is
@@ -150,6 +161,7 @@ class FunctionGen {
   CValue runtime_constant(uint64_t value, const std::string& source);
   const TracepointField* format_field(const std::string& name) const;
   std::string record_field(const std::string& name);  // "args->name"; notes the record is read
+  std::optional<std::string> raw_syscall_field(const std::string& name);  // in a raw program
   CValue record_value(const std::string& name, const Type& t, const std::string& load);
 
   // Strings (strings.cpp).
@@ -185,6 +197,7 @@ class FunctionGen {
   bool reads_record_ = false;
   bool kernel_stack_ = false;
   bool uses_attach_cookie_ = false;
+  bool raw_unreadable_ = false;  // read a field a raw_syscalls raw tracepoint has no place for
   std::map<std::string, std::string> memory_locals_;  // read key → local holding the value
   std::string begin_part_key_;  // the sharing key of the begin part (generate_with_begin)
 };

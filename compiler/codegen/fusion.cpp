@@ -12,8 +12,12 @@
 namespace bpfql::codegen {
 namespace {
 
-std::string fused_signature(const std::string& name, const std::string& tag, Dialect dialect) {
+// `raw`: the raw tracepoint's context (RawSyscall::Enter or Exit) instead of the record.
+std::string fused_signature(const std::string& name, const std::string& tag, Dialect dialect,
+                            RawSyscall raw) {
   std::string head = dialect == Dialect::Bcc ? "int " + name : "BPFQL_FUNCTION(" + name + ")";
+  if (raw != RawSyscall::None)
+    return fmt::format("{}({} *ctx)", head, raw_syscalls_context(raw == RawSyscall::Enter));
   return fmt::format("{}(struct {} *args)", head, tag);
 }
 
@@ -30,21 +34,24 @@ struct Member {
   const AttachedBody* body = nullptr;
   bool moved = false;
   std::string own_tag;  // moved: the record struct of its own tracepoint, which it reads through
+  // The statements it runs: its body's lines, or their raw tracepoint version (raw_lines).
+  const std::vector<std::string>& lines(bool raw) const { return raw ? *body->raw_lines : body->lines; }
 };
 
 // The reads to do once, at the top of the fused function: each read by two bodies or more, by
 // one of them before its first exit (so every event paid for it already). A moved body's reads
 // all wait for its system call's number.
-std::vector<std::string> reads_to_hoist(const std::vector<Member>& members) {
+std::vector<std::string> reads_to_hoist(const std::vector<Member>& members, bool raw,
+                                       const std::vector<std::string>& candidates) {
   std::vector<std::string> hoisted;
-  for (const auto& read : hoistable_reads()) {
+  for (const auto& read : candidates) {
     int readers = 0;
     bool unconditional = false;
     for (const Member& member : members) {
-      const AttachedBody* b = member.body;
-      size_t exit = member.moved ? 0 : first_exit(b->lines);
-      for (size_t i = 0; i < b->lines.size(); ++i)
-        if (trim(b->lines[i]) == read) {
+      const std::vector<std::string>& lines = member.lines(raw);
+      size_t exit = member.moved ? 0 : first_exit(lines);
+      for (size_t i = 0; i < lines.size(); ++i)
+        if (trim(lines[i]) == read) {
           ++readers;
           unconditional = unconditional || i < exit;
           break;
@@ -57,9 +64,10 @@ std::vector<std::string> reads_to_hoist(const std::vector<Member>& members) {
 
 // The two tests that run a moved body only for its own events (SyscallHome), leaving for `label`
 // otherwise; `args` is still the raw_syscalls record here.
-std::string home_guard(const SyscallHome& home, const std::string& label) {
+std::string home_guard(const SyscallHome& home, const std::string& label,
+                       const std::string& number) {
   return fmt::format(
-      "    if (args->id != {0}) goto {1};  /* not its system call */\n"
+      "    if ({3} != {0}) goto {1};  /* not its system call */\n"
       "    {{\n"
       "      u64 bpfql_task = bpf_get_current_task();\n"
       "      u32 bpfql_status = 0;\n"
@@ -68,42 +76,58 @@ std::string home_guard(const SyscallHome& home, const std::string& label) {
       "      if (bpfql_status & 0x0002) goto {1};  /* TS_COMPAT: a 32-bit call, which syscalls:* "
       "events leave out */\n"
       "    }}\n",
-      home.nr, label, home.compat_offset);
+      home.nr, label, home.compat_offset, number);
 }
 
 // One fused function over `members` (bodies of different queries, in query order).
 // `originals`: the function each body had alone (named in its block's opening comment).
+// `raw`: written for the raw_syscalls raw tracepoint, with each body's raw_lines; `exit_nr`:
+// the read of the number at sys_exit there (raw_exit_number_read).
 std::string fused_function(const std::string& name, const std::string& tracepoint,
                            const std::string& tag, const std::vector<Member>& members,
-                           const std::vector<std::string>& originals, Dialect dialect) {
+                           const std::vector<std::string>& originals, Dialect dialect,
+                           RawSyscall raw, const std::string& exit_nr) {
+  bool is_raw = raw != RawSyscall::None;
   std::string out = fmt::format(
-      "/* tracepoint {}: {} queries in one program, each body in turn (fused: one attach, one "
-      "record) */\n",
-      tracepoint, members.size());
-  out += fused_signature(name, tag, dialect) + " {\n";
+      "/* tracepoint {}: {} queries in one program, each body in turn (fused: one attach, {}) */\n",
+      tracepoint, members.size(),
+      is_raw ? "as its raw tracepoint: the kernel builds no record" : "one record");
+  out += fused_signature(name, tag, dialect, raw) + " {\n";
   bool any_moved = std::any_of(members.begin(), members.end(), [](const Member& m) { return m.moved; });
-  if (any_moved) out += "  void *bpfql_record = args;  /* for the bodies moved here */\n";
-  auto hoisted = reads_to_hoist(members);
+  if (any_moved && !is_raw) out += "  void *bpfql_record = args;  /* for the bodies moved here */\n";
+  std::vector<std::string> candidates = hoistable_reads();
+  if (raw == RawSyscall::Exit) candidates.emplace_back(trim(exit_nr));
+  auto hoisted = reads_to_hoist(members, is_raw, candidates);
+  // A moved body's first test reads the number at sys_exit: every event needs it.
+  if (raw == RawSyscall::Exit && any_moved &&
+      std::find(hoisted.begin(), hoisted.end(), trim(exit_nr)) == hoisted.end())
+    hoisted.insert(hoisted.begin(), std::string(trim(exit_nr)));
   for (const auto& read : hoisted) out += "  " + read + "  /* read once, for every query */\n";
+  const std::string ctx = is_raw ? "ctx" : "args";
+  std::string number = raw == RawSyscall::Enter ? "ctx->id"
+                       : raw == RawSyscall::Exit ? "bpfql_exit_nr"
+                                                 : "args->id";
   for (size_t m = 0; m < members.size(); ++m) {
     const AttachedBody& body = *members[m].body;
     std::string label = fmt::format("{}_{}_end", name, m);
     bool jumps = false;
     out += "  " + body.comment + "\n  {  /* " + originals[m] +
            (members[m].moved ? ", moved here from its own tracepoint" : "") + " */\n";
-    // Each body starts from a record pointer clang cannot relate to the previous body's: it
+    // Each body starts from a context pointer clang cannot relate to the previous body's: it
     // would otherwise keep `args + offset` of a field two bodies read in a register, and the
     // verifier refuses a load through a modified context pointer.
-    if (m > 0) out += "    BPFQL_OPAQUE(args);\n";
+    if (m > 0) out += "    BPFQL_OPAQUE(" + ctx + ");\n";
     if (members[m].moved) {
-      out += home_guard(*body.home, label);
+      out += home_guard(*body.home, label, number);
       jumps = true;
-      // The same record, read as its own tracepoint's (the layouts agree: SyscallHome).
-      out += fmt::format("    struct {0} *args = (struct {0} *)bpfql_record;\n",
-                         members[m].own_tag);
-      out += "    BPFQL_OPAQUE(args);\n";
+      if (!is_raw) {
+        // The same record, read as its own tracepoint's (the layouts agree: SyscallHome).
+        out += fmt::format("    struct {0} *args = (struct {0} *)bpfql_record;\n",
+                           members[m].own_tag);
+        out += "    BPFQL_OPAQUE(args);\n";
+      }
     }
-    for (const auto& l : body.lines) {
+    for (const auto& l : members[m].lines(is_raw)) {
       if (std::find(hoisted.begin(), hoisted.end(), trim(l)) != hoisted.end()) continue;
       std::string text = l;
       for (size_t at = text.find("return 0;"); at != std::string::npos;
@@ -156,6 +180,17 @@ std::optional<SyscallHome> syscall_home(const TracepointFormat& format,
   }
   return SyscallHome{enter ? "raw_syscalls:sys_enter" : "raw_syscalls:sys_exit", *nr,
                      *compat_offset};
+}
+
+std::string raw_syscalls_context(bool enter) {
+  return enter ? "struct bpfql_raw_sys_enter" : "struct bpfql_raw_sys_exit";
+}
+
+std::string raw_exit_number_read(const SyscallRegs& regs) {
+  return fmt::format(
+      "u64 bpfql_exit_nr = bpfql_syscall_reg(ctx->regs, {});  /* regs->orig_ax: the call's "
+      "number */",
+      regs.nr);
 }
 
 bool raw_syscalls_record(const TracepointFormat& format) {
@@ -228,6 +263,14 @@ std::string fuse_by_attach_point(const std::vector<AttachedBody>& bodies, Plan& 
     for (const Member& m : members)
       raw_ok = raw_ok && !m.moved &&
                plan.queries[m.body->query].attaches[m.body->attach].raw_tracepoint_ok;
+    // On raw_syscalls, the raw tracepoint whenever every body has a raw version.
+    RawSyscall raw = RawSyscall::None;
+    bool all_raw = std::all_of(members.begin(), members.end(),
+                               [](const Member& m) { return m.body->raw_lines.has_value(); });
+    if (all_raw && (tracepoint == "raw_syscalls:sys_enter" || tracepoint == "raw_syscalls:sys_exit"))
+      raw = tracepoint == "raw_syscalls:sys_enter" ? RawSyscall::Enter : RawSyscall::Exit;
+    std::string exit_nr;
+    if (raw == RawSyscall::Exit) exit_nr = raw_exit_number_read(*members.front().body->syscall_regs);
     std::vector<std::string> originals;
     for (const Member& m : members) {
       PlanAttach& a = plan.queries[m.body->query].attaches[m.body->attach];
@@ -237,12 +280,15 @@ std::string fuse_by_attach_point(const std::vector<AttachedBody>& bodies, Plan& 
         a.tracepoint = tracepoint;
       }
       a.function = name;
-      a.raw_tracepoint_ok = raw_ok;
+      a.raw_tracepoint_ok = raw_ok || raw != RawSyscall::None;
+      a.raw_record = raw != RawSyscall::None;
     }
     const std::string& tag = state.tracepoints.at(tracepoint).tag;
     state.tracepoints_used.insert(tracepoint);
     use_helper(state.helpers, CHelper::Opaque);
-    out += "\n" + fused_function(name, tracepoint, tag, members, originals, state.dialect);
+    if (raw != RawSyscall::None) use_helper(state.helpers, CHelper::RawSyscalls);
+    out += "\n" + fused_function(name, tracepoint, tag, members, originals, state.dialect, raw,
+                                 exit_nr);
   }
   return out;
 }

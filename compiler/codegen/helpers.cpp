@@ -28,6 +28,19 @@ constexpr const char* kOpaque =
 #define BPFQL_OPAQUE(x) asm volatile("" : "+r"(x))
 )";
 
+// What raw_syscalls' raw tracepoints hand a program instead of a record (fusion.h).
+constexpr const char* kRawSyscalls =
+    R"(/* raw_syscalls' raw tracepoints: the kernel builds no record, it hands the program these */
+struct bpfql_raw_sys_enter { u64 regs; long id; };  /* the call's struct pt_regs *, its number */
+struct bpfql_raw_sys_exit { u64 regs; long ret; };  /* the call's struct pt_regs *, its result */
+/* one register of the call's struct pt_regs, at the offset the kernel's BTF gives */
+static __always_inline u64 bpfql_syscall_reg(u64 regs, u32 offset) {
+  u64 value = 0;
+  bpf_probe_read_kernel(&value, sizeof(value), (void *)(regs + offset));
+  return value;
+}
+)";
+
 constexpr const char* kLog2 = R"(/* floor(log2(v)) for v > 0, without loops */
 static __always_inline u32 bpfql_log2(u64 v) {
   u32 r = 0;
@@ -134,6 +147,8 @@ const char* text_of(CHelper helper) {
       return kBarrier;
     case CHelper::Opaque:
       return kOpaque;
+    case CHelper::RawSyscalls:
+      return kRawSyscalls;
   }
   return "";
 }

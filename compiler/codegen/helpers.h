@@ -20,6 +20,7 @@ enum class CHelper {
   RuntimeConstant,  // BPFQL_CONST(marker): a value the loader writes in (plan.h)
   Barrier,          // BPFQL_BARRIER(): keeps the memsets of a large struct's zeroing apart
   Opaque,           // BPFQL_OPAQUE(x): x as a value LLVM cannot relate to what it was before
+  RawSyscalls,      // raw_syscalls' raw tracepoint contexts, bpfql_syscall_reg() (fusion.h)
 };
 
 // Adds `helper` and whatever it calls.

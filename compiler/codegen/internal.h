@@ -44,6 +44,11 @@ static_assert((kStackTraceEntries & (kStackTraceEntries - 1)) == 0,
 // PERF_MAX_STACK_DEPTH: no stack map, so nothing to free and nothing that fills up.
 inline constexpr uint32_t kStreamStackFrames = 127;
 
+// Which raw_syscalls raw tracepoint a function is written for (fusion.h), or none. There the
+// kernel builds no record: the program is handed the system call's struct pt_regs and its number
+// (sys_enter) or return value (sys_exit), and reads the registers where the record held them.
+enum class RawSyscall { None, Enter, Exit };
+
 struct ProgramState {
   Dialect dialect = Dialect::Bcc;
   std::set<CHelper> helpers;

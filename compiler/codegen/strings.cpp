@@ -155,6 +155,7 @@ Result<CString> FunctionGen::string_value(const Expr& e, bool indexed) {
       return std::unexpected(
           unsupported(e, fmt::format("string '{}' cannot be read in place", e.text)));
     reads_record_ = true;
+    if (env_.raw_syscall != RawSyscall::None) raw_unreadable_ = true;  // no record to read in
   }
   if (!home.in_ctx && !home.in_span && once("read:" + canon)) {
     if (auto r = read_string(e, home); !r) return std::unexpected(r.error());

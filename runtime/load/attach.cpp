@@ -91,6 +91,9 @@ std::string attach_tracepoint(BpfObject& bpf, int prog, const PlanAttach& a, Att
       out.owned().push_back({fd, "", a.kind, true, true});
       return "";
     }
+    // A program that reads the raw tracepoint's arguments has no record to fall back on.
+    if (a.raw_record)
+      return "cannot attach its raw tracepoint " + name + ": " + errno_text(errno);
     prog = bpf.reload_as(a.function, BPF_PROG_TYPE_TRACEPOINT);
     if (prog < 0) return "cannot load its program as a tracepoint program: " + errno_text(errno);
   }

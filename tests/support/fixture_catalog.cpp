@@ -14,7 +14,10 @@ FixtureCatalog::FixtureCatalog(std::string tracepoint_dir)
       binaries_(default_binaries()),
       member_offsets_{{{"task_struct", "tgid"}, 1268}, {{"task_struct", "real_parent"}, 1280},
                       {{"task_struct", "comm"}, 1936}, {{"task_struct", "thread_info"}, 0},
-                      {{"thread_info", "status"}, 16}} {}
+                      {{"thread_info", "status"}, 16},
+                      {{"pt_regs", "r10"}, 56}, {{"pt_regs", "r9"}, 64}, {{"pt_regs", "r8"}, 72},
+                      {{"pt_regs", "dx"}, 96}, {{"pt_regs", "si"}, 104}, {{"pt_regs", "di"}, 112},
+                      {{"pt_regs", "orig_ax"}, 120}} {}
 
 std::vector<FakeBinary> FixtureCatalog::default_binaries() {
   FakeBinary libc{"/usr/lib/x86_64-linux-gnu/libc.so.6",

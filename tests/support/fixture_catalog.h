@@ -61,7 +61,8 @@ class FixtureCatalog : public KernelCatalog {
   std::vector<std::string> function_symbols(const std::string& binary_path) const override;
 
   // Starts with task_struct.tgid = 1268, real_parent = 1280, comm = 1936 and thread_info = 0,
-  // and thread_info.status = 16 (the BTF of the fixtures' kernel, 6.18.44); nullopt removes a
+  // thread_info.status = 16, and pt_regs' syscall registers (di 112, si 104, dx 96, r10 56,
+  // r8 72, r9 64, orig_ax 120) (the BTF of the fixtures' kernel, 6.18.44); nullopt removes a
   // member.
   void set_kernel_member_offset(std::string struct_name, std::string member,
                                 std::optional<int> offset);

@@ -396,8 +396,18 @@ queries:
   std::set<std::pair<std::string, std::string>> attached;
   for (const auto& q : plan->queries)
     for (const auto& a : q.attaches)
-      if (attached.emplace(a.tracepoint, a.function).second)
-        REQUIRE_MESSAGE(bpf.attach_tracepoint(a.tracepoint, a.function).ok(), a.function);
+      if (attached.emplace(a.tracepoint, a.function).second) {
+        // A program reading raw_syscalls' raw tracepoint arguments attaches there (fusion.h).
+        if (a.raw_record)
+          REQUIRE_MESSAGE(
+              bpf.attach_raw_tracepoint(a.tracepoint.substr(a.tracepoint.find(':') + 1),
+                                        a.function)
+                  .ok(),
+              a.function);
+        else
+          REQUIRE_MESSAGE(bpf.attach_tracepoint(a.tracepoint, a.function).ok(), a.function);
+      }
+  CHECK(plan->queries[0].attaches[0].raw_record);
   const std::vector<uint64_t> counts = {
       0, 1, 5, 16, 17, 100, 999, 1000, 5000, 1 << 20, (1ull << 40) + 3};
   // read(-1, NULL, n): the tracepoints see `count` = n, and the return value -EBADF.
@@ -406,7 +416,7 @@ queries:
   });
   bpf.detach_tracepoint("syscalls:sys_enter_read");
   bpf.detach_tracepoint("syscalls:sys_exit_read");
-  bpf.detach_tracepoint("raw_syscalls:sys_enter");
+  bpf.detach_raw_tracepoint("sys_enter");
 
   // Keyless: per-CPU arrays, merged over CPUs as the runtime does.
   std::vector<Values> per_cpu;

@@ -39,6 +39,27 @@ const std::string kEnter = "tracepoint:raw_syscalls:sys_enter";
 
 }  // namespace
 
+namespace {
+
+const std::string kExit = "tracepoint:raw_syscalls:sys_exit";
+
+const PlanAttach& only_attach(const Plan& plan, size_t query) {
+  REQUIRE(plan.queries.at(query).attaches.size() == 1);
+  return plan.queries[query].attaches[0];
+}
+
+Plan plan_with(const FixtureCatalog& catalog, const std::string& yaml) {
+  auto file = load_query_text("q.yml", yaml);
+  REQUIRE_MESSAGE(file.has_value(), (file ? "" : file.error().message));
+  auto program = check_file(*file, catalog, {});
+  REQUIRE_MESSAGE(program.has_value(), (program ? "" : program.error().message));
+  auto plan = generate_plan(*program);
+  REQUIRE_MESSAGE(plan.has_value(), (plan ? "" : plan.error().message));
+  return *plan;
+}
+
+}  // namespace
+
 TEST_CASE("queries on one tracepoint: one program runs every body, each with its own filter") {
   Plan plan = plan_for("queries:\n" +
                        query("a", kEnter, "    where: pid == 7\n    select: count()\n") +
@@ -54,9 +75,10 @@ TEST_CASE("queries on one tracepoint: one program runs every body, each with its
   REQUIRE(functions.size() == 1);
   const std::string name = *functions.begin();
   for (const std::string& c : {plan.c_source, plan.c_plain}) {
-    CHECK(count_of(c, "(struct tp_raw_syscalls_sys_enter *args)") == 1);  // the fused one only
-    CHECK((c.find("int " + name + "(struct tp_raw_syscalls_sys_enter *args)") != std::string::npos ||
-           c.find("BPFQL_FUNCTION(" + name + ")(struct tp_raw_syscalls_sys_enter *args)") !=
+    // The fused one only, as raw_syscalls:sys_enter's raw tracepoint (fusion.h).
+    CHECK(count_of(c, "(struct bpfql_raw_sys_enter *ctx)") == 1);
+    CHECK((c.find("int " + name + "(struct bpfql_raw_sys_enter *ctx)") != std::string::npos ||
+           c.find("BPFQL_FUNCTION(" + name + ")(struct bpfql_raw_sys_enter *ctx)") !=
                std::string::npos));
     // Each filter leaves its own body only.
     CHECK(count_of(c, "goto " + name + "_0_end;") >= 1);
@@ -69,13 +91,61 @@ TEST_CASE("queries on one tracepoint: one program runs every body, each with its
   CHECK(plan.queries[0].value_map != plan.queries[2].value_map);
 }
 
-TEST_CASE("a fused program is a raw tracepoint only if no body reads the record") {
-  Plan plan = plan_for("queries:\n" + query("a", kEnter, "    select: count()\n") +
-                       query("b", kEnter, "    where: args.id == 0\n    select: count()\n"));
-  REQUIRE(plan.queries.size() == 2);
-  CHECK(plan.queries[0].attaches[0].function == plan.queries[1].attaches[0].function);
-  CHECK_FALSE(plan.queries[0].attaches[0].raw_tracepoint_ok);
-  CHECK_FALSE(plan.queries[1].attaches[0].raw_tracepoint_ok);
+TEST_CASE("a fused program is a raw tracepoint only if no body reads the record, or on "
+          "raw_syscalls where every field it reads is in the raw tracepoint's arguments") {
+  Plan sched = plan_for(
+      "queries:\n" + query("a", "tracepoint:sched:sched_switch", "    select: count()\n") +
+      query("b", "tracepoint:sched:sched_switch", "    where: args.prev_pid == 0\n    select: count()\n"));
+  CHECK(sched.queries[0].attaches[0].function == sched.queries[1].attaches[0].function);
+  CHECK_FALSE(sched.queries[0].attaches[0].raw_tracepoint_ok);
+  CHECK_FALSE(sched.queries[1].attaches[0].raw_tracepoint_ok);
+  // The number at sys_enter is the raw tracepoint's second argument.
+  Plan number = plan_for("queries:\n" + query("a", kEnter, "    select: count()\n") +
+                         query("b", kEnter, "    where: args.id == 0\n    select: count()\n"));
+  REQUIRE(number.queries.size() == 2);
+  CHECK(number.queries[0].attaches[0].function == number.queries[1].attaches[0].function);
+  for (const auto& q : number.queries) {
+    CHECK(q.attaches[0].raw_tracepoint_ok);
+    CHECK(q.attaches[0].raw_record);  // no fallback to the ordinary tracepoint
+  }
+  for (const std::string& c : {number.c_source, number.c_plain}) {
+    CHECK(count_of(c, "s64 args_id = ctx->id;") == 1);
+    CHECK(c.find("args->") == std::string::npos);
+  }
+  // raw_syscalls' args[]: a 32-bit call's arguments are in other registers, so the record stays.
+  Plan arguments = plan_for("queries:\n" + query("a", kEnter, "    select: count()\n") +
+                            query("b", kEnter, "    where: args.args[0] == 3\n    select: count()\n"));
+  for (const auto& q : arguments.queries) {
+    CHECK_FALSE(q.attaches[0].raw_tracepoint_ok);
+    CHECK_FALSE(q.attaches[0].raw_record);
+  }
+  CHECK(arguments.c_plain.find("bpfql_raw_sys_enter") == std::string::npos);
+}
+
+TEST_CASE("a raw_syscalls query alone that reads the number or the result runs as the raw "
+          "tracepoint, reading regs->orig_ax for the number at sys_exit") {
+  Plan plan = plan_for("queries:\n" +
+                       query("a", kExit, "    where: args.ret < 0\n    select: count()\n"
+                                         "    group_by: syscall(args.id) as call\n"));
+  const PlanAttach& a = only_attach(plan, 0);
+  CHECK(a.raw_tracepoint_ok);
+  CHECK(a.raw_record);
+  CHECK(a.tracepoint == "raw_syscalls:sys_exit");
+  for (const std::string& c : {plan.c_source, plan.c_plain}) {
+    CHECK(count_of(c, "(struct bpfql_raw_sys_exit *ctx)") == 1);
+    CHECK(count_of(c, "s64 args_ret = ctx->ret;") == 1);
+    CHECK(count_of(c, "u64 bpfql_exit_nr = bpfql_syscall_reg(ctx->regs, 120);") == 1);  // orig_ax
+    // The number is read after the filter on the result: only for the failed calls.
+    CHECK(c.find("args_ret < 0") < c.find("bpfql_exit_nr = "));
+  }
+  // Without pt_regs in the kernel's BTF, it keeps the record.
+  FixtureCatalog no_regs;
+  no_regs.set_kernel_member_offset("pt_regs", "orig_ax", std::nullopt);
+  Plan blind = plan_with(no_regs, "queries:\n" +
+                                      query("a", kExit, "    where: args.ret < 0\n    select: count()\n"
+                                                        "    group_by: syscall(args.id) as call\n"));
+  CHECK_FALSE(only_attach(blind, 0).raw_tracepoint_ok);
+  CHECK(blind.c_plain.find("args->id") != std::string::npos);
 }
 
 TEST_CASE("a helper read by two bodies, one of them before any filter, is read once") {
@@ -145,26 +215,6 @@ TEST_CASE("a span that ends and begins at one probe keeps its program: fused, it
   }
 }
 
-namespace {
-
-const std::string kExit = "tracepoint:raw_syscalls:sys_exit";
-
-const PlanAttach& only_attach(const Plan& plan, size_t query) {
-  REQUIRE(plan.queries.at(query).attaches.size() == 1);
-  return plan.queries[query].attaches[0];
-}
-
-Plan plan_with(const FixtureCatalog& catalog, const std::string& yaml) {
-  auto file = load_query_text("q.yml", yaml);
-  REQUIRE_MESSAGE(file.has_value(), (file ? "" : file.error().message));
-  auto program = check_file(*file, catalog, {});
-  REQUIRE_MESSAGE(program.has_value(), (program ? "" : program.error().message));
-  auto plan = generate_plan(*program);
-  REQUIRE_MESSAGE(plan.has_value(), (plan ? "" : plan.error().message));
-  return *plan;
-}
-
-}  // namespace
 
 TEST_CASE("system call numbers for syscalls:* names: only where the entry point has the name") {
   CHECK(native_syscall_number("read") == 0);
@@ -198,14 +248,35 @@ TEST_CASE("a syscalls:* body beside a raw_syscalls query runs in its program, be
   CHECK(b.spec == "tracepoint:syscalls:sys_exit_read");  // still named as written
   CHECK(d.function == c.function);
   CHECK(d.tracepoint == "raw_syscalls:sys_enter");
-  for (const PlanAttach* moved : {&a, &b, &c, &d}) CHECK_FALSE(moved->raw_tracepoint_ok);
+  // Both groups run as raw_syscalls' raw tracepoints, reading registers where records held fields.
+  for (const PlanAttach* moved : {&a, &b, &c, &d}) {
+    CHECK(moved->raw_tracepoint_ok);
+    CHECK(moved->raw_record);
+  }
   for (const std::string& text : {plan.c_source, plan.c_plain}) {
-    CHECK(count_of(text, "if (args->id != 0) goto") == 1);    // read
-    CHECK(count_of(text, "if (args->id != 257) goto") == 1);  // openat
+    CHECK(count_of(text, "if (bpfql_exit_nr != 0) goto") == 1);  // read
+    CHECK(count_of(text, "if (ctx->id != 257) goto") == 1);      // openat
+    // The number at sys_exit, read once at the top for both bodies (regs->orig_ax).
+    CHECK(count_of(text, "u64 bpfql_exit_nr = bpfql_syscall_reg(ctx->regs, 120);") == 1);
+    // openat's filename: its second argument, regs->si.
+    CHECK(count_of(text, "u64 bpfql_arg1 = bpfql_syscall_reg(ctx->regs, 104);") == 1);
     CHECK(count_of(text, "(void *)(bpfql_task + 16));") == 2);  // thread_info.status
     CHECK(count_of(text, "if (bpfql_status & 0x0002) goto") == 2);
-    CHECK(count_of(text, "struct tp_syscalls_sys_exit_read *args = (struct tp_syscalls_sys_exit_read *)bpfql_record;") == 1);
+    CHECK(text.find("bpfql_record") == std::string::npos);
+    CHECK(text.find("args->") == std::string::npos);
     CHECK(count_of(text, "int q1_p0(") + count_of(text, "BPFQL_FUNCTION(q1_p0)") == 0);  // no program of its own
+  }
+  // Where BTF does not give pt_regs, the bodies move all the same, reading the record.
+  FixtureCatalog no_regs;
+  no_regs.set_kernel_member_offset("pt_regs", "di", std::nullopt);
+  Plan records = plan_with(no_regs, "queries:\n" + query("a", kExit, "    where: args.ret < 0\n    select: count()\n") +
+                       query("b", "tracepoint:syscalls:sys_exit_read",
+                             "    where: retval > 0\n    select: sum(retval)\n    group_by: comm\n"));
+  CHECK(only_attach(records, 1).function == only_attach(records, 0).function);
+  CHECK_FALSE(only_attach(records, 1).raw_tracepoint_ok);
+  for (const std::string& text : {records.c_source, records.c_plain}) {
+    CHECK(count_of(text, "if (args->id != 0) goto") == 1);
+    CHECK(count_of(text, "struct tp_syscalls_sys_exit_read *args = (struct tp_syscalls_sys_exit_read *)bpfql_record;") == 1);
   }
 }
 

@@ -4,6 +4,16 @@
 /* a value LLVM must take as new: no address computed from the old one is reused */
 #define BPFQL_OPAQUE(x) asm volatile("" : "+r"(x))
 
+/* raw_syscalls' raw tracepoints: the kernel builds no record, it hands the program these */
+struct bpfql_raw_sys_enter { u64 regs; long id; };  /* the call's struct pt_regs *, its number */
+struct bpfql_raw_sys_exit { u64 regs; long ret; };  /* the call's struct pt_regs *, its result */
+/* one register of the call's struct pt_regs, at the offset the kernel's BTF gives */
+static __always_inline u64 bpfql_syscall_reg(u64 regs, u32 offset) {
+  u64 value = 0;
+  bpf_probe_read_kernel(&value, sizeof(value), (void *)(regs + offset));
+  return value;
+}
+
 /* tracepoint raw_syscalls:sys_enter, laid out from its format file */
 struct tp_raw_syscalls_sys_enter {
   u16 common_type;
@@ -129,8 +139,8 @@ BPFQL_FUNCTION(q3_p0)(struct tp_raw_syscalls_sys_exit *args) {
   return 0;
 }
 
-/* tracepoint raw_syscalls:sys_enter: 3 queries in one program, each body in turn (fused: one attach, one record) */
-BPFQL_FUNCTION(fused0)(struct tp_raw_syscalls_sys_enter *args) {
+/* tracepoint raw_syscalls:sys_enter: 3 queries in one program, each body in turn (fused: one attach, as its raw tracepoint: the kernel builds no record) */
+BPFQL_FUNCTION(fused0)(struct bpfql_raw_sys_enter *ctx) {
   u64 pid_tgid = bpf_get_current_pid_tgid();  /* read once, for every query */
   /* query 'by-comm' (q.yml:6): tracepoint:raw_syscalls:sys_enter */
   {  /* q0_p0 */
@@ -147,7 +157,7 @@ BPFQL_FUNCTION(fused0)(struct tp_raw_syscalls_sys_enter *args) {
 fused0_0_end:;
   /* query 'by-tid' (q.yml:10): tracepoint:raw_syscalls:sys_enter */
   {  /* q1_p0 */
-    BPFQL_OPAQUE(args);
+    BPFQL_OPAQUE(ctx);
     /* where pid != 1 */
     if (!((u32)(pid_tgid >> 32) != 1))
       goto fused0_1_end;
@@ -165,12 +175,12 @@ fused0_0_end:;
 fused0_1_end:;
   /* query 'by-call' (q.yml:15): tracepoint:raw_syscalls:sys_enter */
   {  /* q2_p0 */
-    BPFQL_OPAQUE(args);
+    BPFQL_OPAQUE(ctx);
     /* where pid == 4242 */
     if (!((u32)(pid_tgid >> 32) == 4242))
       goto fused0_2_end;
     /* where args.id != 39 */
-    s64 args_id = args->id;
+    s64 args_id = ctx->id;
     if (!(args_id != 39))
       goto fused0_2_end;
     struct q2_key key;
