@@ -172,6 +172,10 @@ struct PlanQuery {
   std::string value_map;        // per-CPU hash (keys) or per-CPU array of 1 (no keys); "" when
                                 // every aggregate is a histogram
   uint32_t value_size = 0;
+  // A query keyed by a system call's number alone: the values of the numbers below its size, in
+  // a per-CPU array indexed by the number (value_map holds the others); "" when none. The reader
+  // turns each slot that counted something into a key of keys[0] (codegen QueryLayout::slots).
+  std::string slot_map;
   std::vector<PlanAggregate> aggregates;  // also those only a computed column uses
   std::vector<PlanComputed> computed;
 

@@ -586,6 +586,25 @@ Result<void> FunctionGen::emit_update() {
                        map_lookup(dialect(), layout_.map("vals"), "&" + idx)));
       line("if (!v)");
       line(query_.span ? "  goto " + layout_.prefix + "_done;" : "  return 0;");
+    } else if (layout_.slots) {
+      // A system call's number: its slot of the array, no hash (QueryLayout::slots).
+      std::string number = layout_.key_var + "." + layout_.key_members[0];
+      ensure_zero_value();
+      line(fmt::format("{} *v;", layout_.val.type()));
+      line(fmt::format("if ((u64){} < {}) {{", number, layout_.slots));
+      line(fmt::format("  u32 slot = (u32){};", number));
+      line(fmt::format("  v = {};", map_lookup(dialect(), layout_.map("slots"), "&slot")));
+      line("  if (!v)");
+      line("    return 0;");
+      line("} else {");
+      line(fmt::format("  v = {};",
+                       map_lookup_or_init(dialect(), layout_.map("vals"), "&" + layout_.key_var,
+                                          "&" + layout_.zero_var)));
+      line("  if (!v) {  /* the map is full */");
+      line(fmt::format("    {}_drop();", layout_.prefix));
+      line("    return 0;");
+      line("  }");
+      line("}");
     } else {
       ensure_zero_value();
       line(fmt::format("{} *v = {};", layout_.val.type(),

@@ -83,6 +83,9 @@ std::string query_declarations(const CheckedQuery& q, const QueryLayout& L, Dial
     else
       declare({values_map_kind(q), L.map("vals"), L.key.type(), L.val.type(), max_entries,
                L.key.size(), L.val.size()});
+    if (L.slots)
+      declare({MapKind::PercpuArray, L.map("slots"), "", L.val.type(), L.slots, 4, L.val.size()},
+              "the values of system call numbers below the size, at their index");
   }
   for (size_t i = 0; i < q.aggregates.size(); ++i) {
     if (L.hist_maps[i].empty() || !aggregates_in_kernel) continue;
@@ -160,6 +163,7 @@ PlanQuery plan_query(const CheckedQuery& q, const QueryLayout& L) {
   const bool open = q.span && q.span->report_open;
   if (!L.val.empty()) {
     if (!open) p.value_map = L.map("vals");
+    if (L.slots) p.slot_map = L.map("slots");
     p.value_size = L.val.size();
   }
   for (size_t i = 0; i < q.aggregates.size(); ++i) {

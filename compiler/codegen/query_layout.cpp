@@ -429,6 +429,23 @@ uint32_t member_size(const Type& t) {
   return 8;
 }
 
+namespace {
+
+// QueryLayout::slots: enough for every x86_64 and i386 system call number (the highest is below
+// 470); a larger one (an x32 call, a number no kernel has) goes to the hash.
+constexpr uint32_t kSyscallSlots = 512;
+
+uint32_t syscall_slots(const CheckedQuery& q, const QueryLayout& L) {
+  if (q.streaming() || q.span || q.keys.size() != 1 || L.key.empty() || L.val.empty()) return 0;
+  const KeyItem& k = q.keys[0];
+  if (k.display != Display::Syscall || !k.expr->type.is_integer()) return 0;
+  for (const auto& a : q.aggregates)
+    if (a.kind != AggKind::Count && a.kind != AggKind::Sum && a.kind != AggKind::Avg) return 0;
+  return kSyscallSlots;
+}
+
+}  // namespace
+
 Result<QueryLayout> layout_query(const CheckedQuery& q, int index) {
   QueryLayout L;
   L.index = index;
@@ -441,6 +458,7 @@ Result<QueryLayout> layout_query(const CheckedQuery& q, int index) {
   if (q.span)
     for (const auto& c : q.span->captures) L.uses_stacks |= c->type.kind == TypeKind::Stack;
   place_storage(q, L, layout_strings(q, L));
+  L.slots = syscall_slots(q, L);
   if (auto r = check_percpu_sizes(q, L); !r) return std::unexpected(r.error());
   if (auto r = check_nest_size(q, L); !r) return std::unexpected(r.error());
   return L;

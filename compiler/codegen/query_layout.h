@@ -74,6 +74,11 @@ struct QueryLayout {
   StructLayout nest;
 
   bool uses_stacks = false;  // a kstack/ustack key (a stack map)
+  // A query keyed by a system call's number alone, with additive aggregates: the numbers below
+  // `slots` count in a per-CPU array at their index ("slots" map), the rest in the hash. An array
+  // slot is found without hashing the key, and its counters are read as differences, never
+  // deleted (runtime/collect/map_reader.h). 0: the hash alone.
+  uint32_t slots = 0;
   // Bytes of the event the function zeroes: all but its stacks' addresses, which come last and
   // which bpf_get_stack writes whole (a too large memset is no BPF instruction).
   uint32_t event_zeroed = 0;

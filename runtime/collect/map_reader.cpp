@@ -45,6 +45,7 @@ std::vector<Expected> expected_maps(const PlanQuery& q) {
   }
   bool keyless = q.keys.empty();
   if (!q.value_map.empty()) out.push_back({q.value_map, keyless ? 0 : q.key_size, q.value_size});
+  if (!q.slot_map.empty()) out.push_back({q.slot_map, 0, q.value_size});
   for (const auto& a : q.aggregates)
     if (is_histogram(a.kind) && !a.map_name.empty())
       out.push_back({a.map_name, keyless ? 0 : q.key_size + 8, 8});
@@ -261,6 +262,32 @@ PerCpuEntries MapReader::read_counters(const std::string& name, bool keep, bool 
   return read_map(*m, keep || last);
 }
 
+// PlanQuery::slot_map: slot i holds the values of system call number i (what the value map
+// would hold under that key). Each slot that counted something becomes an entry of `values`,
+// keyed as the hash is: keys[0] = i, every other byte 0. The hash never holds such a number.
+void MapReader::add_slots(const PlanQuery& q, const PerCpuEntries& slots, PerCpuEntries& values) {
+  if (q.keys.empty() || slots.count() == 0) return;
+  const PlanField& number = q.keys[0];
+  if (values.key_size == 0) {  // the hash read nothing: shape the entries as it would
+    values.key_size = q.key_size;
+    values.stride = slots.stride;
+    values.ncpus = slots.ncpus;
+  }
+  if (values.stride != slots.stride || values.ncpus != slots.ncpus || number.size > 8 ||
+      number.offset + number.size > q.key_size)
+    return;  // MapReader::open checked the sizes; the plan's key cannot disagree
+  std::vector<uint8_t> key(q.key_size, 0);
+  for (size_t i = 0; i < slots.count(); ++i) {
+    auto value = slots.value(i);
+    if (std::all_of(value.begin(), value.end(), [](uint8_t b) { return b == 0; })) continue;
+    uint32_t index = 0;
+    std::memcpy(&index, slots.key(i).data(), std::min<size_t>(4, slots.key_size));
+    uint64_t wide = index;
+    std::memcpy(key.data() + number.offset, &wide, number.size);  // little-endian
+    values.add(key, value);
+  }
+}
+
 // report: open: the rows are the spans still open, read (never deleted) from their hash. A batch
 // lookup walks the hash bucket by bucket, so spans that end meanwhile are not read twice.
 QuerySnapshot MapReader::read_open_spans(const PlanQuery& q) {
@@ -282,6 +309,7 @@ QuerySnapshot MapReader::read(const PlanQuery& q, bool last) {
     return a.kind == AggKind::Min || a.kind == AggKind::Max;
   });
   if (find(q.value_map)) s.values = read_counters(q.value_map, q.cumulative, additive, last);
+  if (find(q.slot_map)) add_slots(q, read_counters(q.slot_map, q.cumulative, additive, last), s.values);
   s.hists.resize(q.aggregates.size());
   for (size_t i = 0; i < q.aggregates.size(); ++i) {
     const auto& a = q.aggregates[i];

@@ -1,7 +1,9 @@
 // Reading a query's maps from the kernel into a QuerySnapshot (collector.h decodes it).
 // Per-CPU hashes are read with batch lookups (and deleted in the same call unless the query is
 // cumulative); kernels without batch support fall back to get_next_key iteration. Per-CPU arrays
-// (keyless queries, keyless histograms) are read and zeroed. Not thread-safe: one thread reads.
+// (keyless queries, keyless histograms, system call slots: PlanQuery::slot_map) are read as
+// differences from the previous read when they hold additive counters, else read and zeroed.
+// Not thread-safe: one thread reads.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +61,7 @@ class MapReader {
   const MapHandle* find(const std::string& name) const;
   PerCpuEntries read_hash(const MapHandle& map, bool keep);
   QuerySnapshot read_open_spans(const PlanQuery& query);
+  void add_slots(const PlanQuery& query, const PerCpuEntries& slots, PerCpuEntries& values);
   PerCpuEntries read_hash_by_iteration(const MapHandle& map, bool keep);
   PerCpuEntries read_array(const MapHandle& map, bool keep);
   // An array of additive u64 counters, as the difference from the previous read (see .cpp).

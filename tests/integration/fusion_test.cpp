@@ -272,4 +272,49 @@ queries:
   CHECK(perf[0].starts_with("sys_enter:"));
 }
 
+// A query keyed by the system call's number alone counts numbers below 512 in an array slot
+// and others in its hash (QueryLayout::slots); the slots are read as differences, never
+// cleared, so the prints add up to every call, and a cumulative query keeps counting.
+TEST_CASE("keyed by the system call's number: array slots and the hash add up to every call") {
+  BPFQL_REQUIRE_ROOT();
+  const std::vector<std::string> workload = {"getppid-paced", "400", "1000", "nosys", "250",
+                                             "getpid", "300"};
+  TraceRun run = trace({.queries = {query_file("calls-by-number.yml")}, .workload = workload});
+  REQUIRE_MESSAGE(run.status.exited_with(0), run.err);
+  std::vector<json> prints = intervals_of(run, "calls-by-number");
+  INFO("stdout:\n" << run.out);
+  CHECK(prints.size() >= 4);
+  std::map<std::string, std::pair<int64_t, int64_t>> total;  // call -> calls, sum of ids
+  for (const json& p : prints)
+    for (const json& row : p["rows"]) {
+      auto& t = total[row["call"].get<std::string>()];
+      t.first += as_int(row["calls"]);
+      t.second += as_int(row["ids"]);
+      CHECK(as_int(row["calls"]) > 0);  // a slot that counted nothing is no row
+      if (row["call"] == "getppid") CHECK(as_double(row["mean"]) == doctest::Approx(110));
+    }
+  CHECK(total["getppid"] == std::pair<int64_t, int64_t>{400, 400 * 110});
+  CHECK(total["getpid"] == std::pair<int64_t, int64_t>{300, 300 * 39});
+  CHECK(total["syscall_1000"] == std::pair<int64_t, int64_t>{250, 250 * 1000});  // the hash
+
+  TraceRun kept = trace({.queries = {query_file("calls-by-number-cumulative.yml")},
+                         .workload = workload});
+  REQUIRE_MESSAGE(kept.status.exited_with(0), kept.err);
+  std::vector<json> cumulative = intervals_of(kept, "calls-by-number-cumulative");
+  INFO("stdout:\n" << kept.out);
+  REQUIRE(cumulative.size() >= 4);
+  int64_t previous = 0;
+  for (const json& p : cumulative) {
+    int64_t now = 0;  // a print before the first getppid has no row for it
+    for (const json& row : p["rows"])
+      if (row["call"] == "getppid") now = as_int(row["calls"]);
+    CHECK(now >= previous);
+    previous = now;
+  }
+  CHECK(previous == 400);
+  json last = cumulative.back()["rows"];
+  CHECK(as_int(row_where(last, {{"call", "getpid"}})["calls"]) == 300);
+  CHECK(as_int(row_where(last, {{"call", "syscall_1000"}})["calls"]) == 250);
+}
+
 }  // namespace bpfql::test

@@ -77,6 +77,8 @@
 //                        down to 0 (not a tail call: each depth is a frame of its own); the call
 //                        of depth d returns d + 1000 * tag (tag: its second argument)
 //   close-bad N          N close(-1) calls (system call 3), each failing with EBADF
+//   nosys N              N calls of system call number 1000, which no kernel has (ENOSYS):
+//                        raw_syscalls sees them under id 1000
 //   ia32-read N          N 32-bit read(-1, ...) calls (int $0x80, 32-bit number 3, which is
 //                        close's 64-bit number), each failing with EBADF: raw_syscalls sees them
 //                        under id 3, syscalls:* events leave them out
@@ -177,6 +179,10 @@ static void do_ia32_read(long n) {
   errno = ENOSYS;
   die("ia32-read: x86_64 only");
 #endif
+}
+
+static void do_nosys(long n) {
+  for (long i = 0; i < n; ++i) syscall(1000);
 }
 
 static void do_getppid_paced(long n, long ms) {
@@ -660,7 +666,7 @@ static int parse_steps(int argc, char** argv, struct step* steps, int max_steps)
         !strcmp(name, "fork") || !strcmp(name, "spin") || !strcmp(name, "child-getppid") ||
         !strcmp(name, "threads") || !strcmp(name, "pingpong") || !strcmp(name, "free") ||
         !strcmp(name, "contend") || !strcmp(name, "accept") || !strcmp(name, "udp-loop") ||
-        !strcmp(name, "close-bad") || !strcmp(name, "ia32-read")) {
+        !strcmp(name, "close-bad") || !strcmp(name, "ia32-read") || !strcmp(name, "nosys")) {
       args_needed = 1;
     } else if (!strcmp(name, "getppid-paced") || !strcmp(name, "read") || !strcmp(name, "write") ||
                !strcmp(name, "openat") || !strcmp(name, "open-missing") || !strcmp(name, "mixed") ||
@@ -721,6 +727,7 @@ static void run_step(struct step* s, int zero_fd, int null_fd) {
   else if (!strcmp(name, "getpid")) do_getpid(s->a);
   else if (!strcmp(name, "close-bad")) do_close_bad(s->a);
   else if (!strcmp(name, "ia32-read")) do_ia32_read(s->a);
+  else if (!strcmp(name, "nosys")) do_nosys(s->a);
   else if (!strcmp(name, "getppid-paced")) do_getppid_paced(s->a, s->b);
   else if (!strcmp(name, "read")) do_read(zero_fd, s->a, s->b, s->buf);
   else if (!strcmp(name, "read-sizes")) do_read_sizes(zero_fd, s->a, s->buf);

@@ -325,3 +325,26 @@ TEST_CASE("a span from syscalls:sys_enter_read to sys_exit_read moves both sides
   for (const auto& attach : plan.queries[2].attaches) where.insert(attach.tracepoint);
   CHECK(where == std::set<std::string>{"raw_syscalls:sys_enter", "raw_syscalls:sys_exit"});
 }
+
+TEST_CASE("keyed by a system call's number alone, with additive aggregates: array slots below 512, "
+          "the hash above") {
+  Plan plan = plan_for(
+      "queries:\n" +
+      query("a", kEnter, "    select: [count(), sum(args.id), avg(args.id)]\n    group_by: syscall(args.id) as call\n") +
+      query("b", kEnter, "    select: max(args.id)\n    group_by: syscall(args.id) as call\n") +
+      query("c", kEnter, "    select: count()\n    group_by: [syscall(args.id) as call, comm]\n") +
+      query("d", kEnter, "    select: count()\n    group_by: args.id\n") +
+      query("e", kEnter, "    select: hist(args.id)\n    group_by: syscall(args.id) as call\n"));
+  CHECK(plan.queries[0].slot_map == "q0_slots");
+  // max cannot be read as a difference; two keys, a plain number, a histogram: the hash alone.
+  for (size_t q = 1; q < plan.queries.size(); ++q) CHECK(plan.queries[q].slot_map.empty());
+  for (const std::string& c : {plan.c_source, plan.c_plain}) {
+    CHECK(count_of(c, "if ((u64)key.call < 512) {") == 1);
+    CHECK(count_of(c, "u32 slot = (u32)key.call;") == 1);
+    CHECK(c.find("q1_slots") == std::string::npos);
+  }
+  CHECK(count_of(plan.c_source, "BPF_PERCPU_ARRAY(q0_slots, struct q0_val, 512);") == 1);
+  bool declared = false;
+  for (const auto& m : plan.maps) declared = declared || (m.name == "q0_slots" && m.max_entries == 512);
+  CHECK(declared);
+}

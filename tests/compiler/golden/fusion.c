@@ -106,6 +106,7 @@ _Static_assert(sizeof(struct q2_val) == 8 &&
                __builtin_offsetof(struct q2_val, n) == 0,
                "layout of struct q2_val");
 BPF_PERCPU_HASH(q2_vals, struct q2_key, struct q2_val, 10240);
+BPF_PERCPU_ARRAY(q2_slots, struct q2_val, 512);  /* the values of system call numbers below the size, at their index */
 BPF_ARRAY(q2_dropped, u64, 1);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
@@ -185,10 +186,18 @@ fused0_1_end:;
     struct q2_key key;
     key.call = args_id;
     struct q2_val zero = {};
-    struct q2_val *v = q2_vals.lookup_or_try_init(&key, &zero);
-    if (!v) {  /* the map is full */
-      q2_drop();
-      goto fused0_2_end;
+    struct q2_val *v;
+    if ((u64)key.call < 512) {
+      u32 slot = (u32)key.call;
+      v = q2_slots.lookup(&slot);
+      if (!v)
+        goto fused0_2_end;
+    } else {
+      v = q2_vals.lookup_or_try_init(&key, &zero);
+      if (!v) {  /* the map is full */
+        q2_drop();
+        goto fused0_2_end;
+      }
     }
     v->n++;  /* per-CPU: no atomics needed */
   }

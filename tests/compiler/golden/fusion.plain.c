@@ -107,6 +107,7 @@ _Static_assert(sizeof(struct q2_val) == 8 &&
                __builtin_offsetof(struct q2_val, n) == 0,
                "layout of struct q2_val");
 BPFQL_MAP(q2_vals, BPF_MAP_TYPE_PERCPU_HASH, struct q2_key, struct q2_val, 10240, 0);
+BPFQL_MAP(q2_slots, BPF_MAP_TYPE_PERCPU_ARRAY, u32, struct q2_val, 512, 0);  /* the values of system call numbers below the size, at their index */
 BPFQL_MAP(q2_dropped, BPF_MAP_TYPE_ARRAY, u32, u64, 1, 0); BPFQL_MAP_VALUE(q2_dropped);
 
 /* a key dropped because a map was full: counted, and printed by the runtime */
@@ -186,10 +187,18 @@ fused0_1_end:;
     struct q2_key key;
     key.call = args_id;
     struct q2_val zero = {};
-    struct q2_val *v = bpfql_lookup_or_init(&q2_vals, &key, &zero);
-    if (!v) {  /* the map is full */
-      q2_drop();
-      goto fused0_2_end;
+    struct q2_val *v;
+    if ((u64)key.call < 512) {
+      u32 slot = (u32)key.call;
+      v = bpf_map_lookup_elem(&q2_slots, &slot);
+      if (!v)
+        goto fused0_2_end;
+    } else {
+      v = bpfql_lookup_or_init(&q2_vals, &key, &zero);
+      if (!v) {  /* the map is full */
+        q2_drop();
+        goto fused0_2_end;
+      }
     }
     v->n++;  /* per-CPU: no atomics needed */
   }
