@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -440,13 +441,29 @@ Result<std::vector<ProbeRef>> resolve_probe(const Located& spec, const KernelCat
   return error_at(spec.loc, "unknown probe type");
 }
 
-Result<Located> expand_probe_params(const Located& spec,
-                                    const std::map<std::string, ParamValue>& params) {
-  Located out{"", spec.loc};
+namespace {
+
+// A probe spec with its parameters substituted, and for each of its characters (and one past its
+// end) the offset in the written spec it came from: a substituted value's characters come from
+// its '$'. Errors found in the expanded spec point back at what the user wrote through it.
+struct ExpandedSpec {
+  Located spec;
+  std::vector<size_t> written_offset;
+};
+
+Result<ExpandedSpec> expand_with_offsets(const Located& spec,
+                                         const std::map<std::string, ParamValue>& params) {
+  ExpandedSpec expanded{Located{"", spec.loc}, {}};
+  Located& out = expanded.spec;
   const std::string& text = spec.text;
+  auto append = [&](const std::string& piece, size_t from) {
+    out.text += piece;
+    expanded.written_offset.insert(expanded.written_offset.end(), piece.size(), from);
+  };
   for (size_t i = 0; i < text.size();) {
     if (text[i] != '$') {
-      out.text += text[i++];
+      append(std::string(1, text[i]), i);
+      ++i;
       continue;
     }
     size_t end = i + 1;
@@ -465,16 +482,38 @@ Result<Located> expand_probe_params(const Located& spec,
     }
     const ParamValue& value = it->second;
     if (value.type == ParamType::String)
-      out.text += value.str;
+      append(value.str, i);
     else if (value.type == ParamType::Int)
-      out.text += std::to_string(value.num);
+      append(std::to_string(value.num), i);
     else
       return error_at(at, fmt::format("parameter '{}' is a {}; a probe takes string or int "
                                       "parameters",
                                       name, value.type == ParamType::Bool ? "bool" : "duration"));
     i = end;
   }
-  return out;
+  expanded.written_offset.push_back(text.size());
+  return expanded;
+}
+
+// Moves an error's caret from a column of the expanded spec (on its first line, where the
+// resolvers point) to the written spec's character it came from.
+Diagnostic point_at_written(Diagnostic diag, const Located& written, const ExpandedSpec& expanded) {
+  const SourceLoc& start = expanded.spec.loc;
+  if (diag.loc.file != start.file || diag.loc.line != start.line || diag.loc.col < start.col)
+    return diag;
+  size_t offset = std::min(static_cast<size_t>(diag.loc.col - start.col),
+                           expanded.written_offset.size() - 1);
+  diag.loc = SourceMap(written.text, written.loc).loc(expanded.written_offset[offset]);
+  return diag;
+}
+
+}  // namespace
+
+Result<Located> expand_probe_params(const Located& spec,
+                                    const std::map<std::string, ParamValue>& params) {
+  auto expanded = expand_with_offsets(spec, params);
+  if (!expanded) return std::unexpected(expanded.error());
+  return std::move(expanded->spec);
 }
 
 Result<std::vector<ProbeRef>> resolve_probes(const std::vector<Located>& specs,
@@ -484,13 +523,19 @@ Result<std::vector<ProbeRef>> resolve_probes(const std::vector<Located>& specs,
   std::set<std::string> seen;
   for (const auto& written : specs) {
     Located spec = written;
+    std::optional<ExpandedSpec> expanded;
     if (params) {
-      auto expanded = expand_probe_params(written, *params);
-      if (!expanded) return std::unexpected(expanded.error());
-      spec = std::move(*expanded);
+      auto expansion = expand_with_offsets(written, *params);
+      if (!expansion) return std::unexpected(expansion.error());
+      expanded = std::move(*expansion);
+      spec = expanded->spec;
     }
     auto probes = resolve_probe(spec, catalog);
-    if (!probes) return std::unexpected(probes.error());
+    if (!probes) {
+      if (expanded && spec.text != written.text)
+        return std::unexpected(point_at_written(probes.error(), written, *expanded));
+      return std::unexpected(probes.error());
+    }
     for (auto& probe : *probes) {
       if (!seen.insert(probe.spec).second)
         return error_at(spec.loc, fmt::format("probe '{}' is listed twice", probe.spec));

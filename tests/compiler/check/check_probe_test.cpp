@@ -117,6 +117,19 @@ TEST_CASE("$params in a probe spec are replaced by their values") {
   CHECK(probes->front().binary == "/usr/bin/python3.11");
 }
 
+TEST_CASE("error: a wrong part after a $param points at what was written, not past the line") {
+  // The caret of an error found in the expanded spec goes back through the substitution: a
+  // longer value must not move it past the end of the written line.
+  std::map<std::string, b::ParamValue> params;
+  params["python"] = b::ParamValue{b::ParamType::String, "/usr/bin/python3.11", 0};
+  auto probes = b::resolve_probes({{"usdt:$python:python:nosuch", {"q.yml", 3, 8}}},
+                                  b::FixtureCatalog{}, &params);
+  REQUIRE_FALSE(probes);
+  CHECK(probes.error().message.find("no USDT probe 'python:nosuch'") != std::string::npos);
+  CHECK(probes.error().loc.line == 3);
+  CHECK(probes.error().loc.col == 8 + static_cast<int>(std::string("usdt:$python:").size()));
+}
+
 TEST_CASE("error: an unknown $param in a probe, with a suggestion and its column") {
   std::map<std::string, b::ParamValue> params;
   params["python"] = b::ParamValue{b::ParamType::String, "python3", 0};
