@@ -63,20 +63,30 @@ std::vector<std::string> reads_to_hoist(const std::vector<Member>& members, bool
 }
 
 // The two tests that run a moved body only for its own events (SyscallHome), leaving for `label`
-// otherwise; `args` is still the raw_syscalls record here.
+// otherwise; `args` is still the raw_syscalls record here. `shared`: another moved body of the
+// program has the same system call, so the TS_COMPAT bit is read by the first of them to get past
+// the number and kept in `bpfql_compat` (-1: not read yet) for the others.
 std::string home_guard(const SyscallHome& home, const std::string& label,
-                       const std::string& number) {
-  return fmt::format(
-      "    if ({3} != {0}) goto {1};  /* not its system call */\n"
-      "    {{\n"
+                       const std::string& number, bool shared) {
+  std::string read = fmt::format(
       "      u64 bpfql_task = bpf_get_current_task();\n"
       "      u32 bpfql_status = 0;\n"
-      "      bpf_probe_read_kernel(&bpfql_status, sizeof(bpfql_status), (void *)(bpfql_task + {2}));"
-      "  /* ->thread_info.status */\n"
-      "      if (bpfql_status & 0x0002) goto {1};  /* TS_COMPAT: a 32-bit call, which syscalls:* "
-      "events leave out */\n"
-      "    }}\n",
-      home.nr, label, home.compat_offset, number);
+      "      bpf_probe_read_kernel(&bpfql_status, sizeof(bpfql_status), (void *)(bpfql_task + {}));"
+      "  /* ->thread_info.status */\n",
+      home.compat_offset);
+  std::string out = fmt::format("    if ({} != {}) goto {};  /* not its system call */\n", number,
+                                home.nr, label);
+  if (!shared)
+    return out + "    {\n" + read +
+           fmt::format("      if (bpfql_status & 0x0002) goto {};  /* TS_COMPAT: a 32-bit call, "
+                       "which syscalls:* events leave out */\n",
+                       label) +
+           "    }\n";
+  return out + "    if (bpfql_compat < 0) {  /* read once for this system call's bodies */\n" +
+         read + "      bpfql_compat = bpfql_status & 0x0002;\n    }\n" +
+         fmt::format("    if (bpfql_compat) goto {};  /* TS_COMPAT: a 32-bit call, which "
+                     "syscalls:* events leave out */\n",
+                     label);
 }
 
 // One fused function over `members` (bodies of different queries, in query order).
@@ -103,6 +113,12 @@ std::string fused_function(const std::string& name, const std::string& tracepoin
       std::find(hoisted.begin(), hoisted.end(), trim(exit_nr)) == hoisted.end())
     hoisted.insert(hoisted.begin(), std::string(trim(exit_nr)));
   for (const auto& read : hoisted) out += "  " + read + "  /* read once, for every query */\n";
+  std::map<int64_t, int> moved_per_nr;  // moved bodies per system call
+  for (const Member& m : members)
+    if (m.moved) ++moved_per_nr[m.body->home->nr];
+  bool any_shared = std::any_of(moved_per_nr.begin(), moved_per_nr.end(),
+                                [](const auto& entry) { return entry.second > 1; });
+  if (any_shared) out += "  s32 bpfql_compat = -1;  /* the call's TS_COMPAT bit, once read */\n";
   const std::string ctx = is_raw ? "ctx" : "args";
   std::string number = raw == RawSyscall::Enter ? "ctx->id"
                        : raw == RawSyscall::Exit ? "bpfql_exit_nr"
@@ -118,7 +134,7 @@ std::string fused_function(const std::string& name, const std::string& tracepoin
     // verifier refuses a load through a modified context pointer.
     if (m > 0) out += "    BPFQL_OPAQUE(" + ctx + ");\n";
     if (members[m].moved) {
-      out += home_guard(*body.home, label, number);
+      out += home_guard(*body.home, label, number, moved_per_nr[body.home->nr] > 1);
       jumps = true;
       if (!is_raw) {
         // The same record, read as its own tracepoint's (the layouts agree: SyscallHome).

@@ -193,6 +193,9 @@ TEST_CASE("syscalls:* bodies run in the raw_syscalls programs: the same counts, 
 
   std::vector<std::string> files = {query_file("fuse-by-call.yml"), query_file("fuse-exit-errors.yml")};
   for (const std::string& file : moved) files.push_back(query_file(file));
+  // A second moved body on close's exit, after fuse-close-failed's: it tests the TS_COMPAT bit
+  // that one read (the 32-bit reads pass close's number here).
+  files.push_back(query_file("fuse-close-exits.yml"));
   std::vector<std::string> perf, raw;
   TraceRun together = trace({.queries = files, .workload = kSyscallsWorkload,
                              .while_tracing = [&](const Process& bpfql) {
@@ -205,6 +208,7 @@ TEST_CASE("syscalls:* bodies run in the raw_syscalls programs: the same counts, 
   CHECK(calls_of(together, "fuse-close-failed", "total") == alone["fuse-close-failed"].second);
   CHECK(calls_of(together, "fuse-read-span") == alone["fuse-read-span"].first);
   CHECK(calls_of(together, "fuse-read-span", "bytes") == alone["fuse-read-span"].second);
+  CHECK(calls_of(together, "fuse-close-exits") == 300);  // every close(-1), no 32-bit read
   // raw_syscalls sees the 32-bit calls, under number 3: close.
   json by_call = final_rows(together, "fuse-by-call");
   CHECK(as_int(row_where(by_call, {{"call", "close"}})["calls"]) == 300 + 200);

@@ -280,6 +280,29 @@ TEST_CASE("a syscalls:* body beside a raw_syscalls query runs in its program, be
   }
 }
 
+TEST_CASE("moved bodies of one system call read its TS_COMPAT bit once; of another, their own") {
+  Plan plan = plan_for("queries:\n" + query("a", kExit, "    select: count()\n") +
+                       query("b", "tracepoint:syscalls:sys_exit_read", "    select: sum(retval)\n") +
+                       query("c", "tracepoint:syscalls:sys_exit_read",
+                             "    where: retval > 0\n    select: count()\n") +
+                       query("d", "tracepoint:syscalls:sys_exit_close", "    select: count()\n"));
+  for (size_t q = 1; q < 4; ++q) CHECK(only_attach(plan, q).function == only_attach(plan, 0).function);
+  for (const std::string& text : {plan.c_source, plan.c_plain}) {
+    CHECK(count_of(text, "s32 bpfql_compat = -1;") == 1);
+    // read's two bodies: the first to pass the number reads the bit, both test what it kept.
+    CHECK(count_of(text, "if (bpfql_compat < 0) {") == 2);
+    CHECK(count_of(text, "if (bpfql_compat) goto") == 2);
+    // close's one body reads its own, as before.
+    CHECK(count_of(text, "if (bpfql_status & 0x0002) goto") == 1);
+    CHECK(count_of(text, "(void *)(bpfql_task + 16));") == 3);
+  }
+  // With no system call shared, no kept bit.
+  Plan apart = plan_for("queries:\n" + query("a", kExit, "    select: count()\n") +
+                        query("b", "tracepoint:syscalls:sys_exit_read", "    select: sum(retval)\n") +
+                        query("d", "tracepoint:syscalls:sys_exit_close", "    select: count()\n"));
+  CHECK(apart.c_source.find("bpfql_compat") == std::string::npos);
+}
+
 TEST_CASE("syscalls:* bodies keep their own tracepoint where nothing traces raw_syscalls") {
   Plan plan = plan_for("queries:\n" +
                        query("a", "tracepoint:syscalls:sys_enter_openat", "    select: count()\n") +
