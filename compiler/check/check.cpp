@@ -220,12 +220,17 @@ void find_syscall_compat_offset(const KernelCatalog& catalog, CheckedQuery& q) {
 
 // A body on raw_syscalls (or one moved there from syscalls:*) may run as a raw tracepoint, which
 // is handed the system call's registers instead of a record: it reads them at the offsets BTF
-// gives for struct pt_regs. Only where every register is found (x86_64's names).
+// gives for struct pt_regs. Only where every register is found (x86_64's names). Only where a
+// register may be read: a moved syscalls:* body (its arguments, its number at the exit) and a
+// body on raw_syscalls:sys_exit (the number); at raw_syscalls:sys_enter the number is the raw
+// tracepoint's own argument, and loading the kernel's BTF for nothing would double a small
+// query's memory.
 void find_syscall_regs(const KernelCatalog& catalog, CheckedQuery& q) {
   auto on_syscall_events = [](const std::vector<ProbeRef>& probes) {
     return std::any_of(probes.begin(), probes.end(), [](const ProbeRef& p) {
       return p.kind == ProbeKind::Tracepoint && p.format &&
-             (p.format->category == "syscalls" || p.format->category == "raw_syscalls");
+             (p.format->category == "syscalls" ||
+              (p.format->category == "raw_syscalls" && p.format->name == "sys_exit"));
     });
   };
   if (!on_syscall_events(q.probes) && !(q.span && on_syscall_events(q.span->begin))) return;

@@ -122,7 +122,8 @@ Result<std::string> probe_function(const CheckedQuery& q, const QueryLayout& lay
   }
   std::optional<codegen::FunctionGen> raw;
   std::string raw_text;
-  if ((home || on_raw_syscalls) && q.syscall_regs) {
+  // (Without the registers a body still has its raw version where it reads none of them.)
+  if ((home && q.syscall_regs) || on_raw_syscalls) {
     ProbeEnv raw_env = env;
     raw_env.ctx = "ctx";
     bool enter = home ? home->tracepoint == "raw_syscalls:sys_enter" : probe.format->name == "sys_enter";

@@ -106,10 +106,10 @@ std::string fused_function(const std::string& name, const std::string& tracepoin
   bool any_moved = std::any_of(members.begin(), members.end(), [](const Member& m) { return m.moved; });
   if (any_moved && !is_raw) out += "  void *bpfql_record = args;  /* for the bodies moved here */\n";
   std::vector<std::string> candidates = hoistable_reads();
-  if (raw == RawSyscall::Exit) candidates.emplace_back(trim(exit_nr));
+  if (!exit_nr.empty()) candidates.emplace_back(trim(exit_nr));
   auto hoisted = reads_to_hoist(members, is_raw, candidates);
   // A moved body's first test reads the number at sys_exit: every event needs it.
-  if (raw == RawSyscall::Exit && any_moved &&
+  if (!exit_nr.empty() && any_moved &&
       std::find(hoisted.begin(), hoisted.end(), trim(exit_nr)) == hoisted.end())
     hoisted.insert(hoisted.begin(), std::string(trim(exit_nr)));
   for (const auto& read : hoisted) out += "  " + read + "  /* read once, for every query */\n";
@@ -286,7 +286,14 @@ std::string fuse_by_attach_point(const std::vector<AttachedBody>& bodies, Plan& 
     if (all_raw && (tracepoint == "raw_syscalls:sys_enter" || tracepoint == "raw_syscalls:sys_exit"))
       raw = tracepoint == "raw_syscalls:sys_enter" ? RawSyscall::Enter : RawSyscall::Exit;
     std::string exit_nr;
-    if (raw == RawSyscall::Exit) exit_nr = raw_exit_number_read(*members.front().body->syscall_regs);
+    // The number at sys_exit, from the registers: some member that may read it has them (a body
+    // that reads a register has no raw version without them).
+    if (raw == RawSyscall::Exit)
+      for (const Member& m : members)
+        if (m.body->syscall_regs) {
+          exit_nr = raw_exit_number_read(*m.body->syscall_regs);
+          break;
+        }
     std::vector<std::string> originals;
     for (const Member& m : members) {
       PlanAttach& a = plan.queries[m.body->query].attaches[m.body->attach];

@@ -148,6 +148,33 @@ TEST_CASE("a raw_syscalls query alone that reads the number or the result runs a
   CHECK(blind.c_plain.find("args->id") != std::string::npos);
 }
 
+TEST_CASE("the registers are looked up only where a body may read one: not at raw_syscalls:sys_enter") {
+  auto checked = [](const FixtureCatalog& catalog, const std::string& yaml) {
+    auto file = load_query_text("q.yml", yaml);
+    REQUIRE(file.has_value());
+    auto program = check_file(*file, catalog, {});
+    REQUIRE_MESSAGE(program.has_value(), (program ? "" : program.error().message));
+    return program->queries[0].syscall_regs.has_value();
+  };
+  FixtureCatalog catalog;
+  // The number at sys_enter is the raw tracepoint's own argument: no BTF needed for it.
+  CHECK_FALSE(checked(catalog, "queries:\n" + query("a", kEnter, "    select: count()\n    group_by: syscall(args.id) as call\n")));
+  CHECK(checked(catalog, "queries:\n" + query("a", kExit, "    select: count()\n")));
+  CHECK(checked(catalog, "queries:\n" + query("a", "tracepoint:syscalls:sys_enter_read", "    select: count()\n")));
+  // Without pt_regs, what reads no register still runs raw: the number at sys_enter, the result
+  // at sys_exit, alone and fused.
+  FixtureCatalog no_regs;
+  no_regs.set_kernel_member_offset("pt_regs", "orig_ax", std::nullopt);
+  Plan enter = plan_with(no_regs, "queries:\n" + query("a", kEnter, "    select: count()\n    group_by: syscall(args.id) as call\n"));
+  CHECK(only_attach(enter, 0).raw_record);
+  CHECK(count_of(enter.c_plain, "ctx->id") >= 1);
+  Plan exits = plan_with(no_regs, "queries:\n" + query("a", kExit, "    where: args.ret < 0\n    select: count()\n") +
+                                      query("b", kExit, "    select: sum(args.ret)\n    group_by: comm\n"));
+  CHECK(only_attach(exits, 0).function == only_attach(exits, 1).function);
+  CHECK(only_attach(exits, 0).raw_record);
+  CHECK(exits.c_plain.find("bpfql_exit_nr") == std::string::npos);
+}
+
 TEST_CASE("a helper read by two bodies, one of them before any filter, is read once") {
   Plan read_first = plan_for(
       "queries:\n" + query("a", kEnter, "    select: count()\n    group_by: tid\n") +
