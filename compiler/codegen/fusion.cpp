@@ -74,19 +74,17 @@ std::string home_guard(const SyscallHome& home, const std::string& label,
       "      bpf_probe_read_kernel(&bpfql_status, sizeof(bpfql_status), (void *)(bpfql_task + {}));"
       "  /* ->thread_info.status */\n",
       home.compat_offset);
+  auto leave_if = [&](const std::string& indent, const std::string& compat) {
+    return fmt::format("{}if ({}) goto {};  /* TS_COMPAT: a 32-bit call, which syscalls:* events "
+                       "leave out */\n",
+                       indent, compat, label);
+  };
   std::string out = fmt::format("    if ({} != {}) goto {};  /* not its system call */\n", number,
                                 home.nr, label);
-  if (!shared)
-    return out + "    {\n" + read +
-           fmt::format("      if (bpfql_status & 0x0002) goto {};  /* TS_COMPAT: a 32-bit call, "
-                       "which syscalls:* events leave out */\n",
-                       label) +
-           "    }\n";
+  if (!shared) return out + "    {\n" + read + leave_if("      ", "bpfql_status & 0x0002") + "    }\n";
   return out + "    if (bpfql_compat < 0) {  /* read once for this system call's bodies */\n" +
          read + "      bpfql_compat = bpfql_status & 0x0002;\n    }\n" +
-         fmt::format("    if (bpfql_compat) goto {};  /* TS_COMPAT: a 32-bit call, which "
-                     "syscalls:* events leave out */\n",
-                     label);
+         leave_if("    ", "bpfql_compat");
 }
 
 // One fused function over `members` (bodies of different queries, in query order).

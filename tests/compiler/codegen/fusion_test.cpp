@@ -149,18 +149,15 @@ TEST_CASE("a raw_syscalls query alone that reads the number or the result runs a
 }
 
 TEST_CASE("the registers are looked up only where a body may read one: not at raw_syscalls:sys_enter") {
-  auto checked = [](const FixtureCatalog& catalog, const std::string& yaml) {
-    auto file = load_query_text("q.yml", yaml);
-    REQUIRE(file.has_value());
-    auto program = check_file(*file, catalog, {});
+  auto has_regs = [](const std::string& yaml) {
+    auto program = testing::check_yaml(yaml);
     REQUIRE_MESSAGE(program.has_value(), (program ? "" : program.error().message));
     return program->queries[0].syscall_regs.has_value();
   };
-  FixtureCatalog catalog;
   // The number at sys_enter is the raw tracepoint's own argument: no BTF needed for it.
-  CHECK_FALSE(checked(catalog, "queries:\n" + query("a", kEnter, "    select: count()\n    group_by: syscall(args.id) as call\n")));
-  CHECK(checked(catalog, "queries:\n" + query("a", kExit, "    select: count()\n")));
-  CHECK(checked(catalog, "queries:\n" + query("a", "tracepoint:syscalls:sys_enter_read", "    select: count()\n")));
+  CHECK_FALSE(has_regs("queries:\n" + query("a", kEnter, "    select: count()\n    group_by: syscall(args.id) as call\n")));
+  CHECK(has_regs("queries:\n" + query("a", kExit, "    select: count()\n")));
+  CHECK(has_regs("queries:\n" + query("a", "tracepoint:syscalls:sys_enter_read", "    select: count()\n")));
   // Without pt_regs, what reads no register still runs raw: the number at sys_enter, the result
   // at sys_exit, alone and fused.
   FixtureCatalog no_regs;
