@@ -69,9 +69,7 @@ std::vector<std::string> reads_to_hoist(const std::vector<Member>& members, bool
 std::string home_guard(const SyscallHome& home, const std::string& label,
                        const std::string& number, bool shared) {
   std::string read = fmt::format(
-      "      u64 bpfql_task = bpf_get_current_task();\n"
-      "      u32 bpfql_status = 0;\n"
-      "      bpf_probe_read_kernel(&bpfql_status, sizeof(bpfql_status), (void *)(bpfql_task + {}));"
+      "      u32 bpfql_status = *(u32 *)((char *)bpf_get_current_task_btf() + {});"
       "  /* ->thread_info.status */\n",
       home.compat_offset);
   auto leave_if = [&](const std::string& indent, const std::string& compat) {

@@ -284,7 +284,7 @@ TEST_CASE("a syscalls:* body beside a raw_syscalls query runs in its program, be
     CHECK(count_of(text, "u64 bpfql_exit_nr = bpfql_syscall_reg(ctx->regs, 120);") == 1);
     // openat's filename: its second argument, regs->si.
     CHECK(count_of(text, "u64 bpfql_arg1 = bpfql_syscall_reg(ctx->regs, 104);") == 1);
-    CHECK(count_of(text, "(void *)(bpfql_task + 16));") == 2);  // thread_info.status
+    CHECK(count_of(text, "bpf_get_current_task_btf() + 16);") == 2);  // thread_info.status
     CHECK(count_of(text, "if (bpfql_status & 0x0002) goto") == 2);
     CHECK(text.find("bpfql_record") == std::string::npos);
     CHECK(text.find("args->") == std::string::npos);
@@ -318,7 +318,7 @@ TEST_CASE("moved bodies of one system call read its TS_COMPAT bit once; of anoth
     CHECK(count_of(text, "if (bpfql_compat) goto") == 2);
     // close's one body reads its own, as before.
     CHECK(count_of(text, "if (bpfql_status & 0x0002) goto") == 1);
-    CHECK(count_of(text, "(void *)(bpfql_task + 16));") == 3);
+    CHECK(count_of(text, "bpf_get_current_task_btf() + 16);") == 3);
   }
   // With no system call shared, no kept bit.
   Plan apart = plan_for("queries:\n" + query("a", kExit, "    select: count()\n") +
