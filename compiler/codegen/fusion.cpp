@@ -85,6 +85,40 @@ std::string home_guard(const SyscallHome& home, const std::string& label,
          leave_if("    ", "bpfql_compat");
 }
 
+// `bpf_get_current_comm(dest, sizeof(dest));`, a body's read of comm (FunctionGen::emit_string):
+// its destination, or "" for any other line.
+std::string comm_destination(const std::string& line) {
+  static const std::string head = "bpf_get_current_comm(";
+  std::string_view text = trim(line);
+  if (!text.starts_with(head) || !text.ends_with("));")) return "";
+  std::string_view args = text.substr(head.size(), text.size() - head.size() - 3);
+  size_t comma = args.find(", sizeof(");
+  if (comma == std::string_view::npos) return "";
+  std::string_view dest = args.substr(0, comma);
+  if (args.substr(comma + 9) != dest) return "";
+  return std::string(dest);
+}
+
+// The moved bodies that take comm from bpfql_comm (BPFQL_SHARED_COMM): those of a system call
+// whose moved bodies read comm twice or more. They run on the same events, so the first to get
+// there reads it for the others. A body that runs on every event keeps its own read: it would
+// pay a copy on each of them for a read saved only on its neighbours' calls.
+std::vector<bool> comm_sharers(const std::vector<Member>& members, bool raw) {
+  std::map<int64_t, std::vector<size_t>> readers;  // per system call, its moved bodies reading comm
+  for (size_t m = 0; m < members.size(); ++m) {
+    if (!members[m].moved) continue;
+    const auto& lines = members[m].lines(raw);
+    if (std::any_of(lines.begin(), lines.end(),
+                    [](const std::string& l) { return !comm_destination(l).empty(); }))
+      readers[members[m].body->home->nr].push_back(m);
+  }
+  std::vector<bool> shares(members.size(), false);
+  for (const auto& [nr, of_call] : readers)
+    if (of_call.size() >= 2)
+      for (size_t m : of_call) shares[m] = true;
+  return shares;
+}
+
 // One fused function over `members` (bodies of different queries, in query order).
 // `originals`: the function each body had alone (named in its block's opening comment).
 // `raw`: written for the raw_syscalls raw tracepoint, with each body's raw_lines; `exit_nr`:
@@ -92,7 +126,8 @@ std::string home_guard(const SyscallHome& home, const std::string& label,
 std::string fused_function(const std::string& name, const std::string& tracepoint,
                            const std::string& tag, const std::vector<Member>& members,
                            const std::vector<std::string>& originals, Dialect dialect,
-                           RawSyscall raw, const std::string& exit_nr) {
+                           RawSyscall raw, const std::string& exit_nr,
+                           std::set<CHelper>& helpers) {
   bool is_raw = raw != RawSyscall::None;
   std::string out = fmt::format(
       "/* tracepoint {}: {} queries in one program, each body in turn (fused: one attach, {}) */\n",
@@ -115,6 +150,12 @@ std::string fused_function(const std::string& name, const std::string& tracepoin
   bool any_shared = std::any_of(moved_per_nr.begin(), moved_per_nr.end(),
                                 [](const auto& entry) { return entry.second > 1; });
   if (any_shared) out += "  s32 bpfql_compat = -1;  /* the call's TS_COMPAT bit, once read */\n";
+  std::vector<bool> shares_comm = comm_sharers(members, is_raw);
+  if (std::find(shares_comm.begin(), shares_comm.end(), true) != shares_comm.end()) {
+    use_helper(helpers, CHelper::SharedComm);
+    out += "  char bpfql_comm[16] __attribute__((aligned(8)));  /* comm, once read */\n"
+           "  u32 bpfql_comm_read = 0;\n";
+  }
   const std::string ctx = is_raw ? "ctx" : "args";
   std::string number = raw == RawSyscall::Enter ? "ctx->id"
                        : raw == RawSyscall::Exit ? "bpfql_exit_nr"
@@ -142,6 +183,11 @@ std::string fused_function(const std::string& name, const std::string& tracepoin
     for (const auto& l : members[m].lines(is_raw)) {
       if (std::find(hoisted.begin(), hoisted.end(), trim(l)) != hoisted.end()) continue;
       std::string text = l;
+      if (shares_comm[m]) {
+        std::string dest = comm_destination(l);
+        if (!dest.empty())
+          text = l.substr(0, l.find_first_not_of(' ')) + "BPFQL_SHARED_COMM(" + dest + ");";
+      }
       for (size_t at = text.find("return 0;"); at != std::string::npos;
            at = text.find("return 0;", at)) {
         std::string jump = "goto " + label + ";";
@@ -307,7 +353,7 @@ std::string fuse_by_attach_point(const std::vector<AttachedBody>& bodies, Plan& 
     use_helper(state.helpers, CHelper::Opaque);
     if (raw != RawSyscall::None) use_helper(state.helpers, CHelper::RawSyscalls);
     out += "\n" + fused_function(name, tracepoint, tag, members, originals, state.dialect, raw,
-                                 exit_nr);
+                                 exit_nr, state.helpers);
   }
   return out;
 }

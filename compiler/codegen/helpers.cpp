@@ -41,6 +41,26 @@ static __always_inline u64 bpfql_syscall_reg(u64 regs, u32 offset) {
 }
 )";
 
+// comm read once for the bodies of a fused program that run on the same events (fusion.h): the
+// first to need it reads it into bpfql_comm, the others copy it. A destination of another size
+// reads its own (bpf_get_current_comm pads or cuts to the size given); sizeof decides at compile
+// time.
+constexpr const char* kSharedComm =
+    R"(/* comm into dest, read once for the bodies of one event (bpfql_comm, bpfql_comm_read) */
+#define BPFQL_SHARED_COMM(dest)                                   \
+  do {                                                            \
+    if (sizeof(dest) != sizeof(bpfql_comm)) {                     \
+      bpf_get_current_comm(dest, sizeof(dest));                   \
+    } else {                                                      \
+      if (!bpfql_comm_read) {                                     \
+        bpf_get_current_comm(bpfql_comm, sizeof(bpfql_comm));     \
+        bpfql_comm_read = 1;                                      \
+      }                                                           \
+      __builtin_memcpy(dest, bpfql_comm, sizeof(bpfql_comm));     \
+    }                                                             \
+  } while (0)
+)";
+
 constexpr const char* kLog2 = R"(/* floor(log2(v)) for v > 0, without loops */
 static __always_inline u32 bpfql_log2(u64 v) {
   u32 r = 0;
@@ -149,6 +169,8 @@ const char* text_of(CHelper helper) {
       return kOpaque;
     case CHelper::RawSyscalls:
       return kRawSyscalls;
+    case CHelper::SharedComm:
+      return kSharedComm;
   }
   return "";
 }

@@ -21,6 +21,7 @@ enum class CHelper {
   Barrier,          // BPFQL_BARRIER(): keeps the memsets of a large struct's zeroing apart
   Opaque,           // BPFQL_OPAQUE(x): x as a value LLVM cannot relate to what it was before
   RawSyscalls,      // raw_syscalls' raw tracepoint contexts, bpfql_syscall_reg() (fusion.h)
+  SharedComm,       // BPFQL_SHARED_COMM(dest): comm once for a fused program's bodies (fusion.h)
 };
 
 // Adds `helper` and whatever it calls.

@@ -196,6 +196,8 @@ TEST_CASE("syscalls:* bodies run in the raw_syscalls programs: the same counts, 
   // A second moved body on close's exit, after fuse-close-failed's: it tests the TS_COMPAT bit
   // that one read (the 32-bit reads pass close's number here).
   files.push_back(query_file("fuse-close-exits.yml"));
+  // A third, whose filter reads comm: the three take it from one read (BPFQL_SHARED_COMM).
+  files.push_back(query_file("fuse-close-named.yml"));
   std::vector<std::string> perf, raw;
   TraceRun together = trace({.queries = files, .workload = kSyscallsWorkload,
                              .while_tracing = [&](const Process& bpfql) {
@@ -209,6 +211,10 @@ TEST_CASE("syscalls:* bodies run in the raw_syscalls programs: the same counts, 
   CHECK(calls_of(together, "fuse-read-span") == alone["fuse-read-span"].first);
   CHECK(calls_of(together, "fuse-read-span", "bytes") == alone["fuse-read-span"].second);
   CHECK(calls_of(together, "fuse-close-exits") == 300);  // every close(-1), no 32-bit read
+  CHECK(calls_of(together, "fuse-close-named") == 300);
+  // The comm each key took from the shared read is the workload's.
+  CHECK(final_rows(together, "fuse-close-failed")[0]["comm"] == "bpfql-wl");
+  CHECK(final_rows(together, "fuse-close-exits")[0]["comm"] == "bpfql-wl");
   // raw_syscalls sees the 32-bit calls, under number 3: close.
   json by_call = final_rows(together, "fuse-by-call");
   CHECK(as_int(row_where(by_call, {{"call", "close"}})["calls"]) == 300 + 200);

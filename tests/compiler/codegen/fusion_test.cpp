@@ -327,6 +327,35 @@ TEST_CASE("moved bodies of one system call read its TS_COMPAT bit once; of anoth
   CHECK(apart.c_source.find("bpfql_compat") == std::string::npos);
 }
 
+TEST_CASE("moved bodies of one system call read comm once; a body on every call keeps its own read") {
+  Plan plan = plan_for(
+      "queries:\n" + query("a", kExit, "    where: args.ret < 0\n    select: count()\n    group_by: comm\n") +
+      query("b", "tracepoint:syscalls:sys_exit_read", "    select: sum(retval)\n    group_by: comm\n") +
+      query("c", "tracepoint:syscalls:sys_exit_read",
+            "    where: comm == \"nginx\"\n    select: count()\n    group_by: comm\n") +
+      query("d", "tracepoint:syscalls:sys_exit_close", "    select: count()\n    group_by: comm\n") +
+      query("e", "tracepoint:syscalls:sys_exit_read", "    where: comm == \"nginx\"\n    select: count()\n"));
+  for (size_t q = 1; q < 5; ++q) CHECK(only_attach(plan, q).function == only_attach(plan, 0).function);
+  for (const std::string& text : {plan.c_source, plan.c_plain}) {
+    CHECK(count_of(text, "char bpfql_comm[16] __attribute__((aligned(8)));") == 1);
+    CHECK(count_of(text, "u32 bpfql_comm_read = 0;") == 1);
+    CHECK(count_of(text, "#define BPFQL_SHARED_COMM(dest)") == 1);
+    // read's bodies: b's key, c's key (its filter compares that) and e's filter take the one read.
+    CHECK(count_of(text, "BPFQL_SHARED_COMM(key.comm);") == 2);
+    CHECK(count_of(text, "BPFQL_SHARED_COMM(s0);") == 1);
+    // a (every failed call) and d (close's only body) read their own.
+    CHECK(count_of(text, "bpf_get_current_comm(key.comm, sizeof(key.comm));") == 2);
+  }
+  // One moved body reading comm per call: nothing shared, no buffer.
+  Plan apart = plan_for(
+      "queries:\n" + query("a", kExit, "    select: count()\n    group_by: comm\n") +
+      query("b", "tracepoint:syscalls:sys_exit_read", "    select: sum(retval)\n    group_by: comm\n") +
+      query("c", "tracepoint:syscalls:sys_exit_read", "    select: count()\n") +
+      query("d", "tracepoint:syscalls:sys_exit_close", "    select: count()\n    group_by: comm\n"));
+  CHECK(apart.c_source.find("bpfql_comm") == std::string::npos);
+  CHECK(apart.c_plain.find("BPFQL_SHARED_COMM") == std::string::npos);
+}
+
 TEST_CASE("syscalls:* bodies keep their own tracepoint where nothing traces raw_syscalls") {
   Plan plan = plan_for("queries:\n" +
                        query("a", "tracepoint:syscalls:sys_enter_openat", "    select: count()\n") +
