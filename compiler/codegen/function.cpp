@@ -616,7 +616,7 @@ Result<void> FunctionGen::emit_update() {
                        : "  return 0;");
       line("}");
     }
-    line("v->n++;  /* per-CPU: no atomics needed */");
+    if (counts_events()) line("v->n++;  /* per-CPU: no atomics needed */");
   }
   for (size_t i = 0; i < query_.aggregates.size(); ++i) {
     const auto& agg = query_.aggregates[i];
@@ -624,6 +624,17 @@ Result<void> FunctionGen::emit_update() {
     if (!r) return r;
   }
   return {};
+}
+
+// Whether the value's `n` is kept: count, avg and stats read it, min and max test it for a CPU's
+// first value, and a slot or the keyless array entry exists before any event (the runtime takes
+// an all-zero slot as unused). A hash entry exists only once a key had an event, so a keyed query
+// of sums alone leaves `n` at 0 and saves an increment on every event.
+bool FunctionGen::counts_events() const {
+  if (query_.keys.empty() || layout_.slots) return true;
+  return std::any_of(query_.aggregates.begin(), query_.aggregates.end(), [](const AggregateItem& a) {
+    return a.kind != AggKind::Sum && !is_histogram(a.kind);
+  });
 }
 
 // sum/avg/stats add to their slot; min/max keep the first value a CPU sees, then the extreme.

@@ -100,6 +100,7 @@ class FunctionGen {
   void emit_event_submit(const std::string& indent = "");
   Result<void> emit_member(const Expr& e, const std::string& lvalue, uint32_t size);
   Result<void> emit_update();
+  bool counts_events() const;  // the value's n is incremented (emit_update)
   Result<void> emit_aggregate(const AggregateItem& agg, size_t i);
   Result<void> emit_histogram(const AggregateItem& agg, size_t i);
   Result<std::string> span_key_value(const std::vector<ExprPtr>& key);

@@ -394,6 +394,21 @@ TEST_CASE("aggregates: value offsets, signedness and histogram parameters") {
   CHECK(pct.c_source.find("bpfql_lhist_slot_s(args_ret, -10, 100, 10, 12)") != std::string::npos);
 }
 
+TEST_CASE("the value's n is counted where something reads it: not for keyed sums alone") {
+  auto counts = [](const std::string& rest) {
+    Plan plan = plan_for("name: q\nprobe: tracepoint:syscalls:sys_exit_read\n" + rest);
+    return function_body(plan.c_source, "q0_p0").find("v->n++;") != std::string::npos;
+  };
+  CHECK_FALSE(counts("select: sum(retval)\ngroup_by: comm\n"));  // the hash entry is the event
+  CHECK_FALSE(counts("select: [sum(retval), hist(retval)]\ngroup_by: pid\n"));
+  CHECK(counts("select: sum(retval)\n"));                          // keyless: an array entry
+  CHECK(counts("select: sum(retval)\ngroup_by: syscall(args.__syscall_nr) as call\n"));  // a slot
+  CHECK(counts("select: [sum(retval), count()]\ngroup_by: comm\n"));
+  CHECK(counts("select: avg(retval)\ngroup_by: comm\n"));
+  CHECK(counts("select: [sum(retval), max(retval)]\ngroup_by: comm\n"));  // v->n == 1: the first
+  CHECK(counts("select: stats(retval)\ngroup_by: comm\n"));
+}
+
 TEST_CASE("streaming: the event begins with ts; fields are listed in select order") {
   Plan plan = plan_for(read_file(kGoldenDir / "stream.yml"));
   const PlanQuery& q = plan.queries[0];

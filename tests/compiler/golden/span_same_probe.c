@@ -89,7 +89,6 @@ static __always_inline int q0_p0_end(struct tp_sched_sched_switch *args) {
     q0_drop();
     goto q0_done;  /* the span still ends */
   }
-  v->n++;  /* per-CPU: no atomics needed */
   v->sum0 += duration;
   q0_done:
   q0_start.delete(&skey);  /* the span is over */

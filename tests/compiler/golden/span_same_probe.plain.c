@@ -90,7 +90,6 @@ static __always_inline int q0_p0_end(struct tp_sched_sched_switch *args) {
     q0_drop();
     goto q0_done;  /* the span still ends */
   }
-  v->n++;  /* per-CPU: no atomics needed */
   v->sum0 += duration;
   q0_done:
   bpf_map_delete_elem(&q0_start, &skey);  /* the span is over */

@@ -61,7 +61,6 @@ BPFQL_FUNCTION(q0_p0)(struct tp_syscalls_sys_enter_read *args) {
     q0_drop();
     return 0;
   }
-  v->n++;  /* per-CPU: no atomics needed */
   u64 args_count = args->count;
   v->sum0 += args_count;
   return 0;
