@@ -100,22 +100,24 @@ std::string comm_destination(const std::string& line) {
 }
 
 // The moved bodies that take comm from bpfql_comm (BPFQL_SHARED_COMM): those of a system call
-// whose moved bodies read comm twice or more. They run on the same events, so the first to get
-// there reads it for the others. A body that runs on every event keeps its own read: it would
-// pay a copy on each of them for a read saved only on its neighbours' calls.
-std::vector<bool> comm_sharers(const std::vector<Member>& members, bool raw) {
-  std::map<int64_t, std::vector<size_t>> readers;  // per system call, its moved bodies reading comm
-  for (size_t m = 0; m < members.size(); ++m) {
-    if (!members[m].moved) continue;
-    const auto& lines = members[m].lines(raw);
-    if (std::any_of(lines.begin(), lines.end(),
-                    [](const std::string& l) { return !comm_destination(l).empty(); }))
-      readers[members[m].body->home->nr].push_back(m);
-  }
+// (`moved_by_call`: the moved members of each) whose moved bodies read comm twice or more. They
+// run on the same events, so the first to get there reads it for the others. A body that runs on
+// every event keeps its own read: it would pay a copy on each of them for a read saved only on
+// its neighbours' calls.
+std::vector<bool> comm_sharers(const std::vector<Member>& members,
+                               const std::map<int64_t, std::vector<size_t>>& moved_by_call, bool raw) {
   std::vector<bool> shares(members.size(), false);
-  for (const auto& [nr, of_call] : readers)
-    if (of_call.size() >= 2)
-      for (size_t m : of_call) shares[m] = true;
+  for (const auto& [nr, of_call] : moved_by_call) {
+    std::vector<size_t> readers;
+    for (size_t m : of_call) {
+      const auto& lines = members[m].lines(raw);
+      if (std::any_of(lines.begin(), lines.end(),
+                      [](const std::string& l) { return !comm_destination(l).empty(); }))
+        readers.push_back(m);
+    }
+    if (readers.size() >= 2)
+      for (size_t m : readers) shares[m] = true;
+  }
   return shares;
 }
 
@@ -144,13 +146,13 @@ std::string fused_function(const std::string& name, const std::string& tracepoin
       std::find(hoisted.begin(), hoisted.end(), trim(exit_nr)) == hoisted.end())
     hoisted.insert(hoisted.begin(), std::string(trim(exit_nr)));
   for (const auto& read : hoisted) out += "  " + read + "  /* read once, for every query */\n";
-  std::map<int64_t, int> moved_per_nr;  // moved bodies per system call
-  for (const Member& m : members)
-    if (m.moved) ++moved_per_nr[m.body->home->nr];
-  bool any_shared = std::any_of(moved_per_nr.begin(), moved_per_nr.end(),
-                                [](const auto& entry) { return entry.second > 1; });
+  std::map<int64_t, std::vector<size_t>> moved_by_call;  // the moved members of each system call
+  for (size_t m = 0; m < members.size(); ++m)
+    if (members[m].moved) moved_by_call[members[m].body->home->nr].push_back(m);
+  bool any_shared = std::any_of(moved_by_call.begin(), moved_by_call.end(),
+                                [](const auto& entry) { return entry.second.size() > 1; });
   if (any_shared) out += "  s32 bpfql_compat = -1;  /* the call's TS_COMPAT bit, once read */\n";
-  std::vector<bool> shares_comm = comm_sharers(members, is_raw);
+  std::vector<bool> shares_comm = comm_sharers(members, moved_by_call, is_raw);
   if (std::find(shares_comm.begin(), shares_comm.end(), true) != shares_comm.end()) {
     use_helper(helpers, CHelper::SharedComm);
     out += "  char bpfql_comm[16] __attribute__((aligned(8)));  /* comm, once read */\n"
@@ -171,7 +173,7 @@ std::string fused_function(const std::string& name, const std::string& tracepoin
     // verifier refuses a load through a modified context pointer.
     if (m > 0) out += "    BPFQL_OPAQUE(" + ctx + ");\n";
     if (members[m].moved) {
-      out += home_guard(*body.home, label, number, moved_per_nr[body.home->nr] > 1);
+      out += home_guard(*body.home, label, number, moved_by_call.at(body.home->nr).size() > 1);
       jumps = true;
       if (!is_raw) {
         // The same record, read as its own tracepoint's (the layouts agree: SyscallHome).
