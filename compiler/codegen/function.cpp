@@ -213,6 +213,16 @@ bool also_begins(const CheckedQuery& q, const ProbeRef& probe) {
                                [&](const ProbeRef& b) { return b.spec == probe.spec; });
 }
 
+void FunctionGen::emit_no_slot_exit(const std::string& slot) {
+  line(fmt::format("if (!{}) {{  /* no memory for the thread's slot */", slot));
+  // In plain C its 1 made in place: LLVM would share a constant 1 with the get's F_CREATE.
+  line("  " + (dialect() == Dialect::Bcc
+                   ? fmt::format("{}_drop();", layout_.prefix)
+                   : plain_counter_add_made_one(layout_.map("dropped"))));
+  line("  return 0;");
+  line("}");
+}
+
 Result<void> FunctionGen::emit_span_begin() {
   if (query_.span->nest) return emit_nest_begin();
   if (query_.pid_at_begin)
@@ -228,10 +238,7 @@ Result<void> FunctionGen::emit_span_begin() {
     line(fmt::format("{} *sp = {};", layout_.span_val_type(),
                      task_storage_get(dialect(), layout_.map("start"),
                                       "BPF_LOCAL_STORAGE_GET_F_CREATE")));
-    line("if (!sp) {  /* no memory for the thread's slot */");
-    line(fmt::format("  {}_drop();", layout_.prefix));
-    line("  return 0;");
-    line("}");
+    emit_no_slot_exit("sp");
     if (layout_.span_val.empty())
       line(fmt::format("*sp = {};  /* a later begin replaces an earlier one */", ts));
     else

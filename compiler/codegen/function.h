@@ -76,6 +76,9 @@ class FunctionGen {
   // Statements (function.cpp).
   Result<void> emit_main();
   Result<void> emit_span_begin();
+  // After the begin's task storage get: no slot (creating it failed) counts a dropped span and
+  // leaves.
+  void emit_no_slot_exit(const std::string& slot);
   Result<void> emit_span_lookup();
   Result<void> emit_span_find();
   std::string span_found() const;

@@ -148,4 +148,8 @@ std::string counter_increment(Dialect d, const std::string& map) {
   return fmt::format("__sync_fetch_and_add(&{}, 1);", plain_map_value(map));
 }
 
+std::string plain_counter_add_made_one(const std::string& map) {
+  return fmt::format("bpfql_count_one(&{});", plain_map_value(map));
+}
+
 }  // namespace bpfql::codegen

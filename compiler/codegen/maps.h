@@ -60,5 +60,8 @@ std::string task_storage_get(Dialect d, const std::string& map, const std::strin
 // loader puts into the program (BPF_PSEUDO_MAP_VALUE: no lookup); in BCC's dialect a lookup.
 // A statement (";"-terminated).
 std::string counter_increment(Dialect d, const std::string& map);
+// The same in plain C, with its 1 made in place by the prelude's bpfql_count_one, not a
+// constant LLVM may share with the hot path's and keep in a register across a call.
+std::string plain_counter_add_made_one(const std::string& map);
 
 }  // namespace bpfql::codegen

@@ -424,6 +424,7 @@ uint32_t member_size(const Type& t) {
     case TypeKind::Bytes:
       return static_cast<uint32_t>(std::max(t.byte_len, 1));
     case TypeKind::Unknown:
+    case TypeKind::Kernel:  // a place, not a value: the checker never lets one be stored
       break;
   }
   return 8;

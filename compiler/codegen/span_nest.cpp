@@ -35,10 +35,7 @@ Result<void> FunctionGen::emit_nest_begin() {
   line(fmt::format(
       "{} *st = {};", layout_.nest.type(),
       task_storage_get(dialect(), layout_.map("start"), "BPF_LOCAL_STORAGE_GET_F_CREATE")));
-  line("if (!st) {  /* no memory for the thread's slot */");
-  line(fmt::format("  {}_drop();", layout_.prefix));
-  line("  return 0;");
-  line("}");
+  emit_no_slot_exit("st");
   line("u32 depth = st->depth;  /* spans of the thread already open */");
   // The kernel keeps at most 64 return probes pending per thread (MAX_URETPROBE_DEPTH): past
   // that a return probe's end never comes, so such a begin must not count either.

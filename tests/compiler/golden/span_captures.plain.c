@@ -103,7 +103,7 @@ BPFQL_FUNCTION(q0_b0)(struct tp_syscalls_sys_enter_openat *args) {
   bpf_probe_read_user_str(sv.begin_args_filename, sizeof(sv.begin_args_filename), (void *)args->filename);
   struct q0_span *sp = bpf_task_storage_get(&q0_start, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
   if (!sp) {  /* no memory for the thread's slot */
-    q0_drop();
+    bpfql_count_one(&q0_dropped_value);
     return 0;
   }
   __builtin_memcpy(sp, &sv, sizeof(sv));  /* a later begin replaces an earlier one */

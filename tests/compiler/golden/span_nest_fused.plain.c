@@ -95,7 +95,7 @@ BPFQL_FUNCTION(q0_b0)(struct tp_syscalls_sys_enter_read *args) {
   u64 ts = bpf_ktime_get_ns();
   struct q0_nest *st = bpf_task_storage_get(&q0_start, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
   if (!st) {  /* no memory for the thread's slot */
-    q0_drop();
+    bpfql_count_one(&q0_dropped_value);
     return 0;
   }
   u32 depth = st->depth;  /* spans of the thread already open */

@@ -124,7 +124,7 @@ BPFQL_FUNCTION(fused0)(struct tp_syscalls_sys_enter_read *args) {
     sv.begin_args_count = args_count;
     struct q0_span *sp = bpf_task_storage_get(&q0_start, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
     if (!sp) {  /* no memory for the thread's slot */
-      q0_drop();
+      bpfql_count_one(&q0_dropped_value);
       goto fused0_0_end;
     }
     __builtin_memcpy(sp, &sv, sizeof(sv));  /* a later begin replaces an earlier one */
