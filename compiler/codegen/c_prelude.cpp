@@ -106,7 +106,7 @@ std::string build() {
       "/* a one-entry array's value, addressed without a lookup (BPF_PSEUDO_MAP_VALUE) */\n"
       "#define BPFQL_MAP_VALUE(name) \\\n"
       "  u64 name##_value __attribute__((section(\"{}\" #name), used))\n"
-      "/* one more in a counter every CPU adds to (a dropped key, a lost start: cold paths). The\n"
+      "/* one more in a counter every CPU adds to, on a cold path (a span begin's lost slot). The\n"
       "   1 is made where it is added: as a plain constant LLVM would share it with a 1 the hot\n"
       "   path passes a helper (F_CREATE) and keep it in a saved register across the call. */\n"
       "static __always_inline void bpfql_count_one(u64 *counter) {{\n"
